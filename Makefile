@@ -1,0 +1,46 @@
+# Engram — the entry points. `make run` and `make test` work on a fresh clone.
+SHELL := /bin/bash
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint format bench install browser clean-var
+
+$(STAMP): requirements/base.txt requirements/local.txt requirements/production.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements/local.txt
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/python manage.py runstack
+
+# Chromium for the browser tests: the only apt package, installed when missing.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { echo "installing Debian chromium for the browser tests…"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+test: $(STAMP) browser
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy .
+
+format: $(STAMP)
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+bench: $(STAMP)
+	$(BIN)/python manage.py bench_extraction
+	$(BIN)/python manage.py bench_ingest
+	$(BIN)/python manage.py bench_latency
+	$(BIN)/python manage.py bench_retrieval --dataset locomo --path ../shared/data/locomo10.json
+
+clean-var:
+	$(BIN)/python -m config.embedded stop || true
+	rm -rf var

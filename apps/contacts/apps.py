@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ContactsConfig(AppConfig):
+    name = "apps.contacts"
+    label = "contacts"

@@ -1,0 +1,87 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from apps.contacts.models import Contact
+from apps.core.exceptions import ApplicationError
+from apps.tenants.models import Tenant
+
+MAX_EXTERNAL_ID_LENGTH = 255
+
+
+def _validate_external_id(external_id: str) -> str:
+    external_id = (external_id or "").strip()
+    if not external_id:
+        raise ApplicationError("contact_id must not be empty.", details={"contact_id": ["This field is required."]})
+    if len(external_id) > MAX_EXTERNAL_ID_LENGTH:
+        raise ApplicationError(
+            f"contact_id must be at most {MAX_EXTERNAL_ID_LENGTH} characters.",
+            details={"contact_id": [f"Ensure this field has no more than {MAX_EXTERNAL_ID_LENGTH} characters."]},
+        )
+    return external_id
+
+
+def contact_create(
+    *,
+    tenant: Tenant,
+    external_id: str,
+    display_name: str = "",
+    channel: str = "",
+    metadata: dict[str, Any] | None = None,
+) -> Contact:
+    external_id = _validate_external_id(external_id)
+    try:
+        with transaction.atomic():
+            return Contact.objects.create(
+                tenant=tenant,
+                external_id=external_id,
+                display_name=display_name,
+                channel=channel,
+                metadata=metadata or {},
+            )
+    except IntegrityError:
+        raise ApplicationError(f"Contact '{external_id}' already exists.", code="conflict", status_code=409) from None
+
+
+def contact_get_or_create(
+    *,
+    tenant: Tenant,
+    external_id: str,
+    display_name: str = "",
+    channel: str = "",
+    metadata: dict[str, Any] | None = None,
+) -> Contact:
+    """Ingest creates contacts on first use; later calls fill in a display name or channel that was missing."""
+    external_id = _validate_external_id(external_id)
+    contact, created = Contact.objects.get_or_create(
+        tenant=tenant,
+        external_id=external_id,
+        defaults={"display_name": display_name, "channel": channel, "metadata": metadata or {}},
+    )
+    if not created:
+        changed: list[str] = []
+        if display_name and not contact.display_name:
+            contact.display_name = display_name
+            changed.append("display_name")
+        if channel and not contact.channel:
+            contact.channel = channel
+            changed.append("channel")
+        if changed:
+            contact.save(update_fields=[*changed, "updated_at"])
+    return contact
+
+
+def contact_update(*, contact: Contact, data: dict[str, Any]) -> Contact:
+    fields = [field for field in ("display_name", "channel", "metadata") if field in data]
+    for field in fields:
+        setattr(contact, field, data[field])
+    if fields:
+        contact.save(update_fields=[*fields, "updated_at"])
+    return contact
+
+
+def contact_delete(*, contact: Contact) -> None:
+    """Erase a contact and everything remembered about them (messages, memories, entities, state)."""
+    contact.delete()

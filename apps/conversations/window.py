@@ -1,0 +1,125 @@
+"""The working-memory session window: the last N turns of a conversation in Redis.
+
+Redis holds two keys per conversation: the first turn (always kept: it carries the greeting and the
+initial context) and a list of the most recent turns. PostgreSQL is the source of truth; when Redis
+lacks the window (expired, flushed, restarted) or is down, the window is rebuilt from the ledger.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from django.conf import settings
+
+from apps.conversations.models import Conversation, Message
+from apps.core.redis import RedisError, get_redis
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Turn:
+    role: str
+    content: str
+    speaker: str
+    message_id: str
+    occurred_at: str
+
+    @classmethod
+    def from_message(cls, message: Message) -> Turn:
+        return cls(
+            role=message.role,
+            content=message.content,
+            speaker=message.speaker,
+            message_id=message.external_id,
+            occurred_at=message.occurred_at.isoformat(),
+        )
+
+
+def _keys(conversation: Conversation) -> tuple[str, str]:
+    base = f"engram:window:{conversation.tenant_id}:{conversation.id}"
+    return f"{base}:first", f"{base}:recent"
+
+
+def _size() -> int:
+    return int(settings.ENGRAM["SESSION_WINDOW_TURNS"])
+
+
+def _ttl() -> int:
+    return int(settings.ENGRAM["SESSION_WINDOW_TTL_SECONDS"])
+
+
+def _from_ledger(conversation: Conversation) -> list[Turn]:
+    size = _size()
+    ordered = Message.objects.filter(conversation=conversation).order_by("occurred_at", "id")
+    first = ordered.first()
+    if first is None:
+        return []
+    recent = list(ordered.exclude(pk=first.pk).order_by("-occurred_at", "-id")[: size - 1])
+    recent.reverse()
+    return [Turn.from_message(first), *(Turn.from_message(message) for message in recent)]
+
+
+def _store(conversation: Conversation, turns: list[Turn]) -> None:
+    first_key, recent_key = _keys(conversation)
+    pipe = get_redis().pipeline(transaction=True)
+    pipe.delete(first_key, recent_key)
+    if turns:
+        pipe.set(first_key, json.dumps(asdict(turns[0])), ex=_ttl())
+        if len(turns) > 1:
+            pipe.rpush(recent_key, *(json.dumps(asdict(turn)) for turn in turns[1:]))
+            pipe.expire(recent_key, _ttl())
+    pipe.execute()
+
+
+def window_append(*, conversation: Conversation, message: Message) -> None:
+    """Add a persisted message to the window; rebuild from the ledger when Redis lost the window."""
+    first_key, recent_key = _keys(conversation)
+    try:
+        redis_client = get_redis()
+        if not redis_client.exists(first_key):
+            _store(conversation, _from_ledger(conversation))
+            return
+        pipe = redis_client.pipeline(transaction=True)
+        pipe.rpush(recent_key, json.dumps(asdict(Turn.from_message(message))))
+        pipe.ltrim(recent_key, -(_size() - 1), -1)
+        pipe.expire(recent_key, _ttl())
+        pipe.expire(first_key, _ttl())
+        pipe.execute()
+    except RedisError:
+        # the ledger already has the message; the window is rebuilt on the next read
+        logger.warning("Redis unavailable: session window for %s not updated", conversation.id)
+
+
+def window_get(*, conversation: Conversation) -> list[Turn]:
+    first_key, recent_key = _keys(conversation)
+    try:
+        redis_client = get_redis()
+        pipe = redis_client.pipeline(transaction=False)
+        pipe.get(first_key)
+        pipe.lrange(recent_key, 0, -1)
+        first, recent = pipe.execute()
+    except RedisError:
+        logger.warning("Redis unavailable: session window for %s read from PostgreSQL", conversation.id)
+        return _from_ledger(conversation)
+    if first is None:
+        turns = _from_ledger(conversation)
+        with contextlib.suppress(RedisError):
+            _store(conversation, turns)
+        return turns
+    return [Turn(**json.loads(first)), *(Turn(**json.loads(item)) for item in recent)]
+
+
+def window_clear(*, conversation: Conversation) -> None:
+    try:
+        get_redis().delete(*_keys(conversation))
+    except RedisError:
+        logger.warning("Redis unavailable: session window for %s not cleared", conversation.id)
+
+
+def window_as_dicts(turns: list[Turn]) -> list[dict[str, Any]]:
+    return [asdict(turn) for turn in turns]

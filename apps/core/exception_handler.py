@@ -1,0 +1,66 @@
+"""One error shape for every API failure: {"error": {"code", "message", "details"}}."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import Http404, HttpRequest, JsonResponse
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler
+
+from apps.core.exceptions import ApplicationError
+
+logger = logging.getLogger(__name__)
+
+
+def error_body(code: str, message: str, details: Any = None) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, "details": details if details is not None else {}}}
+
+
+def _first_message(detail: Any) -> str:
+    if isinstance(detail, dict):
+        for key, value in detail.items():
+            inner = _first_message(value)
+            return inner if key in ("non_field_errors", "detail") else f"{key}: {inner}"
+    if isinstance(detail, list) and detail:
+        return _first_message(detail[0])
+    return str(detail)
+
+
+def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, ApplicationError):
+        return Response(error_body(exc.code, exc.message, exc.details), status=exc.status_code)
+    if isinstance(exc, DjangoValidationError):
+        exc = exceptions.ValidationError(detail=exc.message_dict if hasattr(exc, "error_dict") else exc.messages)
+    elif isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, PermissionDenied):
+        exc = exceptions.PermissionDenied()
+
+    response = exception_handler(exc, context)
+    if response is None:
+        logger.exception("Unhandled API error", exc_info=exc)
+        return Response(
+            error_body("server_error", "Internal server error."), status=status.HTTP_500_INTERNAL_SERVER_ERROR
+        )
+
+    if isinstance(exc, exceptions.ValidationError):
+        response.data = error_body("validation_error", _first_message(exc.detail), exc.detail)
+    elif isinstance(exc, exceptions.APIException):
+        detail = exc.detail
+        message = _first_message(detail)
+        code = exc.get_codes() if isinstance(exc.get_codes(), str) else exc.default_code
+        response.data = error_body(str(code), message)
+    return response
+
+
+def json_not_found(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
+    return JsonResponse(error_body("not_found", "Not found."), status=404)
+
+
+def json_server_error(request: HttpRequest) -> JsonResponse:
+    return JsonResponse(error_body("server_error", "Internal server error."), status=500)

@@ -1,0 +1,105 @@
+"""`make run`: migrate, seed the demo tenant, then run web + Celery worker + Celery beat together.
+
+Ctrl-C (or SIGTERM) stops all three, then the embedded PostgreSQL and Redis this command started.
+With DATABASE_URL / REDIS_URL set, nothing embedded is started or stopped.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from argparse import ArgumentParser
+from typing import Any
+
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand
+
+from config import embedded
+
+
+class Command(BaseCommand):
+    help = "Run the whole Engram stack (web, worker, beat) in the foreground."
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("--host", default=os.environ.get("ENGRAM_HOST", "127.0.0.1"))
+        parser.add_argument("--port", default=os.environ.get("ENGRAM_PORT", "8000"))
+        parser.add_argument("--concurrency", default=os.environ.get("ENGRAM_WORKER_CONCURRENCY", "2"))
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        self.stdout.write("Migrating…")
+        call_command("migrate", interactive=False, verbosity=0)
+        call_command("collectstatic", interactive=False, verbosity=0)
+        self.stdout.write("Seeding the demo tenant…")
+        call_command("seed_demo")
+
+        child_env = {
+            **os.environ,
+            "DATABASE_URL": settings.DATABASE_URL,
+            "REDIS_URL": settings.REDIS_URL,
+            "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "config.settings.local"),
+            "PYTHONUNBUFFERED": "1",
+        }
+        python = sys.executable
+        commands = {
+            "web": [python, "manage.py", "runserver", f"{options['host']}:{options['port']}", "--noreload"],
+            "worker": [
+                python, "-m", "celery", "-A", "config", "worker", "--loglevel=INFO",
+                f"--concurrency={options['concurrency']}", "--hostname=engram@%h",
+            ],
+            "beat": [
+                python, "-m", "celery", "-A", "config", "beat", "--loglevel=INFO",
+                "--scheduler=django_celery_beat.schedulers:DatabaseScheduler",
+                f"--pidfile={embedded.VAR_DIR / 'celerybeat.pid'}",
+            ],
+        }  # fmt: skip
+        processes = {name: subprocess.Popen(cmd, env=child_env) for name, cmd in commands.items()}
+
+        base = f"http://{options['host']}:{options['port']}"
+        self.stdout.write(
+            self.style.SUCCESS(
+                "\nEngram is running (Ctrl-C stops everything)\n"
+                f"  API            {base}/api/v1/   (docs: {base}/api/v1/docs/)\n"
+                f"  health         {base}/healthz\n"
+                f"  inspector      {base}/inspector/\n"
+                f"  admin          {base}/admin/\n"
+            )
+        )
+
+        stopping = False
+
+        def _stop(signum: int, frame: object) -> None:
+            nonlocal stopping
+            stopping = True
+
+        signal.signal(signal.SIGINT, _stop)
+        signal.signal(signal.SIGTERM, _stop)
+        try:
+            while not stopping:
+                exited = [name for name, proc in processes.items() if proc.poll() is not None]
+                if exited:
+                    self.stderr.write(f"{', '.join(exited)} exited; stopping the rest.")
+                    break
+                time.sleep(0.5)
+        finally:
+            self._shutdown(processes)
+
+    def _shutdown(self, processes: dict[str, subprocess.Popen[bytes]]) -> None:
+        self.stdout.write("\nStopping web, worker and beat…")
+        for proc in processes.values():
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 15
+        for proc in processes.values():
+            try:
+                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        if not os.environ.get("REDIS_URL"):
+            embedded.stop_redis(embedded.DEV)
+        if not os.environ.get("DATABASE_URL"):
+            embedded.stop_postgres(embedded.DEV)
+        self.stdout.write("Stopped.")

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class EntitiesConfig(AppConfig):
+    name = "apps.entities"
+    label = "entities"

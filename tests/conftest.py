@@ -1,0 +1,122 @@
+"""Test session wiring: real PostgreSQL + pgvector and real Redis (embedded, started by
+config.settings.test, stopped here), and a real Celery worker process for the tests that need one."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from rest_framework.test import APIClient
+
+from apps.core.redis import get_redis
+from tests.factories import ApiKeyFactory, TenantFactory
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    # only the servers this session started; external DATABASE_URL / REDIS_URL are left alone
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    from config import embedded
+
+    if not os.environ.get("REDIS_URL"):
+        embedded.stop_redis(embedded.TEST)
+    if not os.environ.get("DATABASE_URL"):
+        embedded.stop_postgres(embedded.TEST)
+
+
+@pytest.fixture(autouse=True)
+def _clean_redis() -> Iterator[None]:
+    """Each test starts with an empty Redis (real server, flushed), like each starts with an empty DB."""
+    get_redis().flushdb()
+    yield
+
+
+@pytest.fixture
+def tenant():
+    return TenantFactory()
+
+
+@pytest.fixture
+def other_tenant():
+    return TenantFactory()
+
+
+@pytest.fixture
+def issued_key(tenant):
+    return ApiKeyFactory(tenant=tenant)
+
+
+@pytest.fixture
+def api(issued_key) -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {issued_key.plaintext}")
+    return client
+
+
+@pytest.fixture
+def other_api(other_tenant) -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {ApiKeyFactory(tenant=other_tenant).plaintext}")
+    return client
+
+
+def _test_database_url() -> str:
+    from django.db import connection
+
+    params = connection.settings_dict
+    host = params["HOST"]
+    if host.startswith("/"):
+        return f"postgresql://{params['USER']}:@/{params['NAME']}?host={host}"
+    return f"postgresql://{params['USER']}:{params['PASSWORD']}@{host}:{params['PORT'] or 5432}/{params['NAME']}"
+
+
+@pytest.fixture(scope="session")
+def celery_worker_process(django_db_setup, django_db_blocker) -> Iterator[subprocess.Popen[bytes]]:
+    """A real `celery worker` process consuming from the test Redis and writing to the test database."""
+    with django_db_blocker.unblock():
+        database_url = _test_database_url()
+    log_path = ROOT / "var" / "test" / "celery-worker.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        "DATABASE_URL": database_url,
+        "REDIS_URL": settings.REDIS_URL,
+    }
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo", "--loglevel=INFO",
+             "--without-gossip", "--without-mingle", "--hostname=test@%h"],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while b"ready." not in log_path.read_bytes():
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            raise RuntimeError(f"celery worker did not start:\n{log_path.read_text()[-3000:]}")
+        time.sleep(0.2)
+    yield process
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+def wait_until(predicate, *, timeout: float = 20.0, interval: float = 0.1):
+    """Poll a real side effect (a row written by the worker) instead of sleeping a fixed time."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = predicate()
+        if result:
+            return result
+        time.sleep(interval)
+    return predicate()
