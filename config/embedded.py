@@ -115,17 +115,25 @@ def redis_url(profile: EmbeddedProfile) -> str:
     subprocess.run(
         [
             redis_executable(),
-            "--port", str(profile.redis_port),
-            "--bind", "127.0.0.1",
-            "--daemonize", "yes",
-            "--dir", str(profile.redis_dir),
-            "--pidfile", str(profile.redis_dir / "redis.pid"),
-            "--logfile", str(profile.redis_dir / "redis.log"),
-            "--save", "",
-            "--appendonly", "no",
+            "--port",
+            str(profile.redis_port),
+            "--bind",
+            "127.0.0.1",
+            "--daemonize",
+            "yes",
+            "--dir",
+            str(profile.redis_dir),
+            "--pidfile",
+            str(profile.redis_dir / "redis.pid"),
+            "--logfile",
+            str(profile.redis_dir / "redis.log"),
+            "--save",
+            "",
+            "--appendonly",
+            "no",
         ],
         check=True,
-    )  # fmt: skip
+    )
     deadline = time.monotonic() + 5
     while not _port_open(profile.redis_port):
         if time.monotonic() > deadline:

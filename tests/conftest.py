@@ -93,10 +93,24 @@ def celery_worker_process(django_db_setup, django_db_blocker) -> Iterator[subpro
     }
     with open(log_path, "wb") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo", "--loglevel=INFO",
-             "--without-gossip", "--without-mingle", "--hostname=test@%h"],
-            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "worker",
+                "--pool=solo",
+                "--loglevel=INFO",
+                "--without-gossip",
+                "--without-mingle",
+                "--hostname=test@%h",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
     deadline = time.monotonic() + 60
     while b"ready." not in log_path.read_bytes():
         if process.poll() is not None or time.monotonic() > deadline:
@@ -120,3 +134,11 @@ def wait_until(predicate, *, timeout: float = 20.0, interval: float = 0.1):
             return result
         time.sleep(interval)
     return predicate()
+
+
+@pytest.fixture(autouse=True)
+def _expose_key_prefix(request):
+    """Tests that assert the actor of a revision read it from `api.key_prefix`."""
+    if "api" in request.fixturenames:
+        client = request.getfixturevalue("api")
+        client.key_prefix = request.getfixturevalue("issued_key").prefix

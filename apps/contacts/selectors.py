@@ -1,6 +1,10 @@
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+from typing import Any
+
 from django.db.models import F, Q, QuerySet
+from django.utils import timezone
 
 from apps.contacts.models import Contact
 from apps.core.exceptions import NotFound
@@ -19,3 +23,45 @@ def contact_list(*, tenant: Tenant, search: str = "") -> QuerySet[Contact]:
     if search:
         queryset = queryset.filter(Q(external_id__icontains=search) | Q(display_name__icontains=search))
     return queryset.order_by(F("last_seen_at").desc(nulls_last=True), "-created_at")
+
+
+CRISIS_CONTEXT_HOURS = 24
+
+
+def contact_state_snapshot(*, contact: Contact, now: datetime | None = None) -> dict[str, Any]:
+    """State for GET /context: the public fields (spec names), the emotional-context block for the prompt
+    (mood × energy hints, "unusual" note, stage guidance, safety first when in crisis) and the crisis flag.
+    Neutral defaults for a contact with no state yet."""
+    from apps.contacts.intelligence.hints import render_emotional_context
+    from apps.contacts.models import ContactState
+    from apps.contacts.services.state import crisis_guidance_for
+
+    now = now or timezone.now()
+    state = ContactState.objects.filter(contact=contact).first() or ContactState(contact=contact, tenant=contact.tenant)
+    public = {
+        "mood": state.mood,
+        "moodConfidence": state.mood_confidence,
+        "energy": state.energy,
+        "style": state.style,
+        "relationshipStage": state.relationship_stage,
+        "activeStreak": state.active_streak,
+        "sessionsCount": state.sessions_count,
+        "churnRisk": state.churn_risk,
+        "lastSeenAt": state.last_seen_at.isoformat() if state.last_seen_at else None,
+    }
+    crisis: dict[str, Any] | None = None
+    if state.crisis_flag and state.crisis_at and now - state.crisis_at <= timedelta(hours=CRISIS_CONTEXT_HOURS):
+        crisis = {"detected": True, "at": state.crisis_at.isoformat(), "guidance": crisis_guidance_for(contact)}
+    persona = (contact.tenant.settings or {}).get("persona_flirty", "redirect")
+    emotional_block = render_emotional_context(
+        mood=state.mood,
+        energy=state.energy,
+        stage=state.relationship_stage,
+        usual_mood=state.usual_mood or None,
+        usual_energy=state.usual_energy or None,
+        sessions_count=state.sessions_count,
+        active_streak=state.active_streak,
+        crisis_guidance=str(crisis["guidance"]) if crisis else None,
+        persona_flirty=persona,
+    )
+    return {"public": public, "emotional_block": emotional_block, "crisis": crisis}

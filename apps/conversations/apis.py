@@ -27,9 +27,15 @@ class ConversationOutputSerializer(serializers.ModelSerializer):
     class Meta:
         model = Conversation
         fields = [
-            "conversation_id", "contact_id", "channel", "status", "started_at", "last_message_at",
-            "closed_at", "message_count",
-        ]  # fmt: skip
+            "conversation_id",
+            "contact_id",
+            "channel",
+            "status",
+            "started_at",
+            "last_message_at",
+            "closed_at",
+            "message_count",
+        ]
 
 
 class MessageCursor(CursorPagination):

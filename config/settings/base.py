@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import environ
+from celery.schedules import crontab
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 env = environ.Env()
@@ -72,6 +73,10 @@ def database_config(url: str) -> dict[str, Any]:
     options = config.setdefault("OPTIONS", {})
     if not config.get("HOST") and "host" in options:
         config["HOST"] = options.pop("host")
+    # HNSW: a wider candidate list, and keep scanning until enough rows pass the tenant/contact filter
+    # (pgvector ≥ 0.8 iterative index scans), so scoped vector search never comes back short.
+    hnsw = "-c hnsw.ef_search=100 -c hnsw.iterative_scan=relaxed_order"
+    options["options"] = f"{options['options']} {hnsw}" if options.get("options") else hnsw
     config["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=60)
     config["CONN_HEALTH_CHECKS"] = True
     return config
@@ -131,6 +136,23 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 60 * 60}
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
     "worker-heartbeat": {"task": "apps.core.tasks.heartbeat_task", "schedule": timedelta(seconds=30)},
+    "access-flush": {"task": "apps.memories.tasks.access_flush_task", "schedule": timedelta(seconds=30)},
+    "process-context-events": {
+        "task": "apps.memories.tasks.process_context_events_task",
+        "schedule": timedelta(minutes=1),
+    },
+    "flush-idle-conversations": {
+        "task": "apps.memories.tasks.flush_idle_conversations_task",
+        "schedule": timedelta(minutes=1),
+    },
+    "retry-pending-extraction": {
+        "task": "apps.memories.tasks.extract_pending_events_task",
+        "schedule": timedelta(minutes=1),
+    },
+    "periodic-consolidation": {
+        "task": "apps.memories.tasks.periodic_consolidation_task",
+        "schedule": crontab(minute=0, hour="*/6"),
+    },
 }
 
 # --- Engram -----------------------------------------------------------------------------------
@@ -145,6 +167,11 @@ ENGRAM = {
     "EMBEDDER": env.str("ENGRAM_EMBEDDER", default="local"),
     "EMBEDDING_MODEL": env.str("ENGRAM_EMBEDDING_MODEL", default="all-MiniLM-L6-v2"),
     "EMBEDDING_DIMENSIONS": 384,
+    # openai embedder (ENGRAM_EMBEDDER=openai): any OpenAI-compatible /v1/embeddings endpoint
+    "EMBEDDING_BASE_URL": env.str("ENGRAM_EMBEDDING_BASE_URL", default=""),
+    "EMBEDDING_API_KEY": env.str("ENGRAM_EMBEDDING_API_KEY", default=""),
+    "EMBEDDING_CACHE_TTL_SECONDS": env.int("ENGRAM_EMBEDDING_CACHE_TTL_SECONDS", default=7 * 24 * 60 * 60),
+    "TIKTOKEN_ENCODING": env.str("ENGRAM_TIKTOKEN_ENCODING", default="cl100k_base"),
     "RERANKER_ENABLED": env.bool("ENGRAM_RERANKER_ENABLED", default=False),
     "RERANKER_MODEL": env.str("ENGRAM_RERANKER_MODEL", default="cross-encoder/ms-marco-MiniLM-L-6-v2"),
     "PURGE_PRUNED_AFTER_DAYS": env.int("ENGRAM_PURGE_PRUNED_AFTER_DAYS", default=365),

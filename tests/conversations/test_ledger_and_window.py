@@ -24,11 +24,16 @@ def _append(tenant, conversation, n, start=None):
     start = start or timezone.now()
     return [
         message_append(
-            tenant=tenant, conversation=conversation, contact=None, role="user" if i % 2 == 0 else "assistant",
-            content=f"turn {i}", external_id=f"m-{i}", occurred_at=start + timedelta(seconds=i),
+            tenant=tenant,
+            conversation=conversation,
+            contact=None,
+            role="user" if i % 2 == 0 else "assistant",
+            content=f"turn {i}",
+            external_id=f"m-{i}",
+            occurred_at=start + timedelta(seconds=i),
         ).message
         for i in range(n)
-    ]  # fmt: skip
+    ]
 
 
 def test_same_message_id_is_written_once(tenant):

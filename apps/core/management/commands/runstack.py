@@ -47,15 +47,28 @@ class Command(BaseCommand):
         commands = {
             "web": [python, "manage.py", "runserver", f"{options['host']}:{options['port']}", "--noreload"],
             "worker": [
-                python, "-m", "celery", "-A", "config", "worker", "--loglevel=INFO",
-                f"--concurrency={options['concurrency']}", "--hostname=engram@%h",
+                python,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "worker",
+                "--loglevel=INFO",
+                f"--concurrency={options['concurrency']}",
+                "--hostname=engram@%h",
             ],
             "beat": [
-                python, "-m", "celery", "-A", "config", "beat", "--loglevel=INFO",
+                python,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "beat",
+                "--loglevel=INFO",
                 "--scheduler=django_celery_beat.schedulers:DatabaseScheduler",
                 f"--pidfile={embedded.VAR_DIR / 'celerybeat.pid'}",
             ],
-        }  # fmt: skip
+        }
         processes = {name: subprocess.Popen(cmd, env=child_env) for name, cmd in commands.items()}
 
         base = f"http://{options['host']}:{options['port']}"

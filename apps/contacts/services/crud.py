@@ -20,6 +20,11 @@ def _validate_external_id(external_id: str) -> str:
             f"contact_id must be at most {MAX_EXTERNAL_ID_LENGTH} characters.",
             details={"contact_id": [f"Ensure this field has no more than {MAX_EXTERNAL_ID_LENGTH} characters."]},
         )
+    if "/" in external_id:
+        raise ApplicationError(
+            "contact_id must not contain '/' (it is part of URLs).",
+            details={"contact_id": ["'/' is not allowed."]},
+        )
     return external_id
 
 

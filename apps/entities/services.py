@@ -1,0 +1,86 @@
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any, Protocol
+
+from django.db.models import F
+
+from apps.contacts.models import Contact
+from apps.entities.models import Entity
+from apps.tenants.models import Tenant
+
+
+class EntityLike(Protocol):
+    @property
+    def entity_type(self) -> str: ...
+    @property
+    def slug(self) -> str: ...
+    @property
+    def display_name(self) -> str: ...
+    @property
+    def metadata(self) -> Mapping[str, Any]: ...
+
+
+GENERIC_TYPE = "name"  # a capitalised name whose kind is not known yet
+
+
+def entity_upsert_many(
+    *, tenant: Tenant, contact: Contact | None, entities: Sequence[EntityLike], at: datetime
+) -> dict[str, Entity]:
+    """Link mentions to the scope's existing entities, creating the missing ones. Returns {mention key: Entity}.
+
+    A bare name ("Bruno") resolves to the typed entity with the same slug (`pet:bruno`) when one exists;
+    a typed mention upgrades an earlier bare `name:` entity in place, so its links are kept. Metadata learned
+    later (a species, a relation) is merged in. A few queries whatever the number of mentions.
+    """
+    wanted: dict[str, EntityLike] = {}
+    for entity in entities:
+        wanted.setdefault(f"{entity.entity_type}:{entity.slug}", entity)
+    if not wanted:
+        return {}
+    slugs = {entity.slug for entity in wanted.values()}
+    by_slug: dict[str, list[Entity]] = {}
+    for entity in Entity.objects.filter(tenant=tenant, contact=contact, slug__in=slugs):
+        by_slug.setdefault(entity.slug, []).append(entity)
+
+    resolved: dict[str, Entity] = {}
+    to_create: dict[str, Entity] = {}
+    for key, ref in wanted.items():
+        existing = by_slug.get(ref.slug, [])
+        exact = next((entity for entity in existing if entity.entity_type == ref.entity_type), None)
+        typed = next((entity for entity in existing if entity.entity_type != GENERIC_TYPE), None)
+        generic = next((entity for entity in existing if entity.entity_type == GENERIC_TYPE), None)
+        if exact is not None:
+            resolved[key] = exact
+        elif ref.entity_type == GENERIC_TYPE and typed is not None:
+            resolved[key] = typed
+        elif ref.entity_type != GENERIC_TYPE and generic is not None:
+            generic.entity_type = ref.entity_type  # the bare name turned out to be a pet, a person, ...
+            generic.save(update_fields=["entity_type", "updated_at"])
+            resolved[key] = generic
+        else:
+            to_create[key] = Entity(
+                tenant=tenant,
+                contact=contact,
+                entity_type=ref.entity_type,
+                slug=ref.slug,
+                display_name=ref.display_name[:200],
+                metadata=dict(ref.metadata),
+                last_seen_at=at,
+                mention_count=0,
+            )
+    if to_create:
+        Entity.objects.bulk_create(list(to_create.values()), ignore_conflicts=True)
+        created = Entity.objects.filter(tenant=tenant, contact=contact, slug__in={e.slug for e in to_create.values()})
+        by_key = {entity.key: entity for entity in created}
+        resolved.update({key: by_key[key] for key in to_create if key in by_key})
+
+    mentioned = {entity.pk for entity in resolved.values()}
+    Entity.objects.filter(pk__in=mentioned).update(mention_count=F("mention_count") + 1, last_seen_at=at)
+    for key, entity in resolved.items():
+        new_metadata = dict(wanted[key].metadata)
+        if new_metadata and any(entity.metadata.get(k) != v for k, v in new_metadata.items()):
+            entity.metadata = {**entity.metadata, **new_metadata}
+            entity.save(update_fields=["metadata", "updated_at"])
+    return resolved

@@ -1,0 +1,349 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from apps.contacts.selectors import contact_get
+from apps.conversations.models import Message
+from apps.core.exceptions import ApplicationError
+from apps.core.pagination import LimitOffset
+from apps.memories import scoring
+from apps.memories.models import ContextEvent, Memory, MemoryRevision
+from apps.memories.selectors import event_get, memory_get, memory_history, memory_list
+from apps.memories.services.editing import MAX_MEMORY_CHARS, memory_delete, memory_edit
+from apps.memories.services.ingest import IngestItem, IngestOutcome, ingest_messages, memory_add, observation_record
+from apps.tenants.api import TenantAPIView
+
+MAX_MESSAGE_CHARS = settings.ENGRAM["MAX_MESSAGE_CHARS"]
+MAX_BATCH = settings.ENGRAM["MAX_BATCH_MESSAGES"]
+
+
+class MemoryOutputSerializer(serializers.ModelSerializer):
+    contact_id = serializers.CharField(source="contact.external_id", allow_null=True, default=None)
+    sources = serializers.ListField(source="source_message_ids", child=serializers.CharField())
+    entities = serializers.SerializerMethodField()
+    superseded_by = serializers.UUIDField(source="superseded_by_id", allow_null=True)
+    is_current = serializers.BooleanField()
+
+    class Meta:
+        model = Memory
+        fields = [
+            "id",
+            "contact_id",
+            "memory_type",
+            "content",
+            "importance",
+            "decay_rate",
+            "access_count",
+            "accessed_at",
+            "occurred_at",
+            "valid_from",
+            "valid_to",
+            "superseded_by",
+            "is_current",
+            "is_compressed",
+            "is_pinned",
+            "expires_at",
+            "slot",
+            "sources",
+            "source_event_ids",
+            "entities",
+            "metadata",
+            "created_by",
+            "created_at",
+            "updated_at",
+        ]
+
+    def get_entities(self, memory: Memory) -> list[str]:
+        return sorted(entity.key for entity in memory.entities.all())
+
+
+class RevisionOutputSerializer(serializers.ModelSerializer):
+    related_memory = serializers.UUIDField(source="related_memory_id", allow_null=True)
+
+    class Meta:
+        model = MemoryRevision
+        fields = ["action", "actor", "before", "after", "related_memory", "note", "created_at"]
+
+
+class IngestMessageSerializer(serializers.Serializer):
+    contact_id = serializers.CharField(max_length=255)
+    conversation_id = serializers.CharField(max_length=255)
+    message = serializers.CharField(max_length=MAX_MESSAGE_CHARS, trim_whitespace=False)
+    role = serializers.ChoiceField(choices=Message.ROLES)
+    message_id = serializers.CharField(max_length=255, required=False, allow_null=True)
+    speaker = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    occurred_at = serializers.DateTimeField(required=False, allow_null=True)
+    channel = serializers.CharField(max_length=50, required=False, allow_blank=True, default="")
+    display_name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    metadata = serializers.DictField(required=False, default=dict)
+
+    def validate_contact_id(self, value: str) -> str:
+        if "/" in value:
+            raise serializers.ValidationError("'/' is not allowed (ids are part of URLs).")
+        return value
+
+    validate_conversation_id = validate_contact_id
+
+    def validate_message(self, value: str) -> str:
+        if not value.strip():
+            raise serializers.ValidationError("This field may not be blank.")
+        return value
+
+    def to_item(self) -> IngestItem:
+        return IngestItem(**self.validated_data)
+
+
+def _ingest_response(outcome: IngestOutcome) -> dict[str, Any]:
+    return {
+        "event_id": str(outcome.event.pk),
+        "message_id": outcome.message.external_id,
+        "duplicate": outcome.duplicate,
+        "memories": outcome.memories,
+        "state": outcome.state,
+        "crisis": outcome.crisis or {"detected": False},
+    }
+
+
+class IngestApi(TenantAPIView):
+    @extend_schema(request=IngestMessageSerializer, responses={202: dict})
+    def post(self, request: Request) -> Response:
+        serializer = IngestMessageSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        (outcome,) = ingest_messages(tenant=self.tenant, items=[serializer.to_item()], actor=self.actor)
+        return Response(_ingest_response(outcome), status=status.HTTP_202_ACCEPTED)
+
+
+class IngestBatchApi(TenantAPIView):
+    class InputSerializer(serializers.Serializer):
+        messages = serializers.ListField(child=IngestMessageSerializer(), allow_empty=False, max_length=MAX_BATCH)
+
+    @extend_schema(request=InputSerializer, responses={202: dict})
+    def post(self, request: Request) -> Response:
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        items = [IngestItem(**data) for data in serializer.validated_data["messages"]]
+        outcomes = ingest_messages(tenant=self.tenant, items=items, actor=self.actor)
+        return Response({"results": [_ingest_response(o) for o in outcomes]}, status=status.HTTP_202_ACCEPTED)
+
+
+class EventDetailApi(TenantAPIView):
+    class OutputSerializer(serializers.ModelSerializer):
+        event_id = serializers.UUIDField(source="id")
+        contact_id = serializers.CharField(source="contact.external_id", allow_null=True, default=None)
+        message_id = serializers.CharField(source="message.external_id", allow_null=True, default=None)
+        state = serializers.SerializerMethodField()
+
+        class Meta:
+            model = ContextEvent
+            fields = [
+                "event_id",
+                "event_type",
+                "contact_id",
+                "message_id",
+                "content",
+                "source_metadata",
+                "state",
+                "processed",
+                "processed_at",
+                "extracted_at",
+                "attempts",
+                "last_error",
+                "result",
+                "created_at",
+            ]
+
+        def get_state(self, event: ContextEvent) -> str:
+            if event.processed:
+                return "processed"
+            if event.extracted_at is not None:
+                return "extracted"
+            return "failed" if event.last_error else "pending"
+
+    @extend_schema(responses=OutputSerializer)
+    def get(self, request: Request, event_id: str) -> Response:
+        return Response(self.OutputSerializer(event_get(tenant=self.tenant, event_id=event_id)).data)
+
+
+class ObservationApi(TenantAPIView):
+    class InputSerializer(serializers.Serializer):
+        content = serializers.CharField(max_length=MAX_MESSAGE_CHARS)
+        category = serializers.ChoiceField(choices=ContextEvent.OBSERVATION_CATEGORIES)
+        contact_id = serializers.CharField(max_length=255, required=False, allow_null=True)
+        source_metadata = serializers.DictField(required=False, default=dict)
+
+    @extend_schema(request=InputSerializer, responses={202: dict})
+    def post(self, request: Request) -> Response:
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        contact = contact_get(tenant=self.tenant, external_id=data["contact_id"]) if data.get("contact_id") else None
+        event, memories = observation_record(
+            tenant=self.tenant,
+            content=data["content"],
+            category=data["category"],
+            contact=contact,
+            source_metadata=data["source_metadata"],
+            actor=self.actor,
+        )
+        return Response({"event_id": str(event.pk), "memories": memories}, status=status.HTTP_202_ACCEPTED)
+
+
+class MemoryListCreateApi(TenantAPIView):
+    class FilterSerializer(serializers.Serializer):
+        contact_id = serializers.CharField(max_length=255, required=False)
+        scope = serializers.ChoiceField(choices=["all", "tenant", "contact"], required=False, default="all")
+        type = serializers.CharField(required=False, default="")
+        entity = serializers.CharField(max_length=250, required=False, default="")
+        q = serializers.CharField(max_length=500, required=False, default="")
+        include_superseded = serializers.BooleanField(required=False, default=False)
+        include_compressed = serializers.BooleanField(required=False, default=False)
+
+        def validate_type(self, value: str) -> list[str]:
+            types = [scoring.SEED_TYPE_MAP.get(item.strip(), item.strip()) for item in value.split(",") if item.strip()]
+            unknown = sorted(set(types) - set(scoring.MEMORY_TYPES))
+            if unknown:
+                raise serializers.ValidationError(f"Unknown memory types: {', '.join(unknown)}.")
+            return types
+
+    class InputSerializer(serializers.Serializer):
+        content = serializers.CharField(max_length=MAX_MEMORY_CHARS)
+        memory_type = serializers.ChoiceField(choices=[*scoring.MEMORY_TYPES, *scoring.SEED_TYPE_MAP])
+        contact_id = serializers.CharField(max_length=255, required=False, allow_null=True)
+        importance = serializers.FloatField(min_value=0.0, max_value=1.0, required=False, allow_null=True)
+        is_pinned = serializers.BooleanField(required=False, default=False)
+
+    @extend_schema(parameters=[FilterSerializer], responses=MemoryOutputSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        data = filters.validated_data
+        contact = contact_get(tenant=self.tenant, external_id=data["contact_id"]) if data.get("contact_id") else None
+        memories = memory_list(
+            tenant=self.tenant,
+            contact=contact,
+            tenant_scope_only=data["scope"] == "tenant",
+            memory_types=data["type"],
+            entity=data["entity"],
+            query=data["q"],
+            include_superseded=data["include_superseded"],
+            include_compressed=data["include_compressed"],
+        )
+        if data["scope"] == "contact" and contact is None:
+            memories = memories.filter(contact__isnull=False)
+        paginator = LimitOffset()
+        page = paginator.paginate_queryset(memories, request, view=self)
+        return paginator.get_paginated_response(MemoryOutputSerializer(page, many=True).data)
+
+    @extend_schema(request=InputSerializer, responses={201: MemoryOutputSerializer})
+    def post(self, request: Request) -> Response:
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        contact = contact_get(tenant=self.tenant, external_id=data["contact_id"]) if data.get("contact_id") else None
+        change = memory_add(
+            tenant=self.tenant,
+            contact=contact,
+            memory_type=data["memory_type"],
+            content=data["content"],
+            importance=data.get("importance"),
+            is_pinned=data["is_pinned"],
+            actor=self.actor,
+        )
+        if change.action == "skipped":
+            raise ApplicationError(change.reason or "Not stored.")
+        memory = memory_get(tenant=self.tenant, memory_id=change.memory.pk)
+        body = dict(MemoryOutputSerializer(memory).data)
+        body["action"] = change.action
+        code = status.HTTP_201_CREATED if change.action == "created" else status.HTTP_200_OK
+        return Response(body, status=code)
+
+
+class MemoryDetailApi(TenantAPIView):
+    class UpdateSerializer(serializers.Serializer):
+        content = serializers.CharField(max_length=MAX_MEMORY_CHARS, required=False)
+        importance = serializers.FloatField(min_value=0.0, max_value=1.0, required=False)
+        is_pinned = serializers.BooleanField(required=False)
+
+        def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+            if not attrs:
+                raise serializers.ValidationError("Send at least one of content, importance, is_pinned.")
+            return attrs
+
+    @extend_schema(responses=MemoryOutputSerializer)
+    def get(self, request: Request, memory_id: str) -> Response:
+        return Response(MemoryOutputSerializer(memory_get(tenant=self.tenant, memory_id=memory_id)).data)
+
+    @extend_schema(request=UpdateSerializer, responses=MemoryOutputSerializer)
+    def patch(self, request: Request, memory_id: str) -> Response:
+        memory = memory_get(tenant=self.tenant, memory_id=memory_id)
+        serializer = self.UpdateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        memory_edit(memory=memory, actor=self.actor, **serializer.validated_data)
+        return Response(MemoryOutputSerializer(memory_get(tenant=self.tenant, memory_id=memory_id)).data)
+
+    @extend_schema(responses={204: None})
+    def delete(self, request: Request, memory_id: str) -> Response:
+        memory_delete(memory=memory_get(tenant=self.tenant, memory_id=memory_id), actor=self.actor)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class MemoryHistoryApi(TenantAPIView):
+    @extend_schema(responses=RevisionOutputSerializer(many=True))
+    def get(self, request: Request, memory_id: str) -> Response:
+        memory = memory_get(tenant=self.tenant, memory_id=memory_id)
+        revisions = memory_history(tenant=self.tenant, memory=memory)
+        return Response({"memory_id": str(memory.pk), "history": RevisionOutputSerializer(revisions, many=True).data})
+
+
+class MemoryTypesApi(TenantAPIView):
+    def get(self, request: Request) -> Response:
+        return Response(
+            {
+                "memory_types": list(scoring.MEMORY_TYPES),
+                "seed_type_map": scoring.SEED_TYPE_MAP,
+                "contact_defaults": {
+                    memory_type: {"importance": importance, "decay_per_day": decay}
+                    for memory_type, (importance, decay) in scoring.CONTACT_TYPE_DEFAULTS.items()
+                },
+                "tenant_decay_per_day": scoring.TENANT_DECAY_RATE,
+            }
+        )
+
+
+class ContactProfileApi(TenantAPIView):
+    """Working memory (narrative) and information scaffold of a contact, from the memory processor."""
+
+    def get(self, request: Request, contact_id: str) -> Response:
+        from apps.memories.models import MemoryProfile
+
+        contact = contact_get(tenant=self.tenant, external_id=contact_id)
+        profile = MemoryProfile.objects.filter(tenant=self.tenant, contact=contact).first()
+        pending = ContextEvent.objects.filter(tenant=self.tenant, contact=contact, processed=False).count()
+        return Response(
+            {
+                "contact_id": contact.external_id,
+                "working_memory": profile.working_memory if profile else "",
+                "scaffold": profile.scaffold if profile else {},
+                "version": profile.version if profile else 0,
+                "updated_at": profile.updated_at if profile else None,
+                "pending_events": pending,
+            }
+        )
+
+
+class ConversationCloseApi(TenantAPIView):
+    """Close a conversation: its session window is flushed now instead of after 5 idle minutes."""
+
+    def post(self, request: Request, conversation_id: str) -> Response:
+        from apps.conversations.selectors import conversation_get
+        from apps.memories.services.sessions import conversation_flush
+
+        conversation = conversation_get(tenant=self.tenant, external_id=conversation_id)
+        stats = conversation_flush(conversation=conversation, close=True)
+        return Response({"conversation_id": conversation.external_id, "status": "closed", "flush": stats})

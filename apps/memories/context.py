@@ -1,0 +1,150 @@
+"""Context assembly for GET /context/{contact_id}: what the LLM is handed before each reply.
+
+Reads only. Access statistics for the memories handed out are recorded by the API view through
+`access_record` (Redis, batched), never written here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.utils import timezone
+
+from apps.contacts.models import Contact
+from apps.conversations.models import Conversation
+from apps.conversations.window import window_get
+from apps.core.tokens import count_tokens
+from apps.entities.models import Entity
+from apps.memories import scoring
+from apps.memories.retrieval import ScoredMemory, memory_search
+from apps.tenants.models import Tenant
+
+STAGE_MEMORY_BUDGETS = {"new": 0, "building": 500, "established": 1200, "deep": 2000, "fading": 800, "dormant": 200}
+CONTEXT_CANDIDATES = 40
+
+
+@dataclass(frozen=True)
+class BudgetedMemories:
+    selected: list[ScoredMemory]
+    dropped: list[ScoredMemory]
+    lines: list[str]
+    tokens_used: int
+
+
+def memory_line(memory_type: str, content: str) -> str:
+    """The seed <memory> format (memory-logic.txt §4): one `[TYPE] content` line per memory."""
+    return f"[{memory_type.upper()}] {content}"
+
+
+def budget_memories(scored: list[ScoredMemory], *, budget: int, max_items: int = 20) -> BudgetedMemories:
+    """Preferences first (small, always matter), then by score; a memory that does not fit the token
+    budget is dropped — so the lowest-scored go first — while smaller ones after it may still fit."""
+    ordered = sorted(
+        scored, key=lambda item: (item.memory.memory_type != scoring.PREFERENCE, -item.score, str(item.memory.pk))
+    )
+    selected: list[ScoredMemory] = []
+    dropped: list[ScoredMemory] = []
+    lines: list[str] = []
+    used = 0
+    for item in ordered:
+        line = memory_line(item.memory.memory_type, item.memory.content)
+        tokens = count_tokens(line)
+        if used + tokens <= budget and len(selected) < max_items:
+            selected.append(item)
+            lines.append(line)
+            used += tokens
+        else:
+            dropped.append(item)
+    return BudgetedMemories(selected=selected, dropped=dropped, lines=lines, tokens_used=used)
+
+
+@dataclass
+class ContextBundle:
+    contact: Contact
+    state: dict[str, Any]
+    memories: list[ScoredMemory]
+    entities: list[Entity]
+    context_text: str
+    memory_budget: int
+    tokens_used: int
+    dropped: list[ScoredMemory] = field(default_factory=list)
+    profile: dict[str, Any] = field(default_factory=dict)
+    crisis: dict[str, Any] | None = None
+
+
+def _in_window_message_ids(conversation: Conversation | None) -> set[str]:
+    if conversation is None:
+        return set()
+    return {turn.message_id for turn in window_get(conversation=conversation)}
+
+
+def render_context_text(
+    *, contact: Contact, state: dict[str, Any], lines: list[str], emotional_block: str = "", profile_block: str = ""
+) -> str:
+    header = f"Contact: {contact.display_name or contact.external_id}"
+    if contact.channel:
+        header += f" ({contact.channel})"
+    parts = [header]
+    if emotional_block:
+        parts.append(emotional_block.rstrip())
+    if profile_block:
+        parts.append(profile_block.rstrip())
+    if lines:
+        parts.append("<memory>\n" + "\n".join(lines) + "\n</memory>")
+    return "\n".join(parts)
+
+
+def context_assemble(
+    *,
+    tenant: Tenant,
+    contact: Contact,
+    query: str,
+    state: dict[str, Any],
+    conversation: Conversation | None = None,
+    token_budget: int | None = None,
+    emotional_block: str = "",
+    profile_block: str = "",
+    now: datetime | None = None,
+) -> ContextBundle:
+    now = now or timezone.now()
+    stage = state.get("relationshipStage", "new")
+    budget = token_budget if token_budget is not None else STAGE_MEMORY_BUDGETS.get(stage, 0)
+    scored: list[ScoredMemory] = []
+    if budget > 0:
+        scored = memory_search(tenant=tenant, contact=contact, query=query, top_k=CONTEXT_CANDIDATES, now=now).results
+        in_window = _in_window_message_ids(conversation)
+        if in_window:
+            # episodes of turns still in the session window are already in the prompt's chat history
+            scored = [
+                item
+                for item in scored
+                if not (
+                    item.memory.memory_type == scoring.EPISODE
+                    and item.memory.source_message_ids
+                    and set(item.memory.source_message_ids) <= in_window
+                )
+            ]
+    budgeted = budget_memories(scored, budget=budget)
+    entities: dict[str, Entity] = {}
+    for item in budgeted.selected:
+        for entity in item.memory.entities.all():
+            entities.setdefault(entity.key, entity)
+    text = render_context_text(
+        contact=contact,
+        state=state,
+        lines=budgeted.lines,
+        emotional_block=emotional_block,
+        profile_block=profile_block,
+    )
+    return ContextBundle(
+        contact=contact,
+        state=state,
+        memories=budgeted.selected,
+        entities=list(entities.values()),
+        context_text=text,
+        memory_budget=budget,
+        tokens_used=budgeted.tokens_used,
+        dropped=budgeted.dropped,
+    )

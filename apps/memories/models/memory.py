@@ -1,0 +1,159 @@
+from __future__ import annotations
+
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.db import models
+from django.db.models import Q
+from pgvector.django import HnswIndex, VectorField
+
+from apps.contacts.models import Contact
+from apps.core.models import UUIDModel
+from apps.entities.models import Entity
+from apps.tenants.models import Tenant
+
+EMBEDDING_DIMENSIONS = 384
+
+
+class MemoryType(models.TextChoices):
+    FACT = "fact"
+    PREFERENCE = "preference"
+    EPISODE = "episode"
+    PATTERN = "pattern"
+
+
+class Memory(UUIDModel):
+    """One thing Engram knows. Scope: a contact's memory, or the tenant's "brain" when contact is None.
+
+    Never hard-deleted by the lifecycle: superseded facts keep `valid_to` + `superseded_by`, compressed
+    episodes keep `is_compressed`, deleted and pruned memories keep `deleted_at` + `deletion_reason`.
+    Every change writes a MemoryRevision.
+    """
+
+    DELETION_DELETED = "deleted"
+    DELETION_PRUNED = "pruned"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="memories")
+    contact = models.ForeignKey(Contact, on_delete=models.CASCADE, null=True, blank=True, related_name="memories")
+    memory_type = models.CharField(max_length=12, choices=MemoryType.choices)
+    content = models.TextField()
+    content_hash = models.CharField(max_length=64)
+    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    embedding_model = models.CharField(max_length=100, blank=True, default="")
+    search_vector = models.GeneratedField(
+        expression=SearchVector("content", config="english"),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+
+    # importance decays from `base_importance`, anchored at the last access/reinforcement/edit
+    # (see apps/memories/scoring.py: decayed_importance); `importance` is the materialised current value
+    importance = models.FloatField()
+    base_importance = models.FloatField()
+    decay_rate = models.FloatField()
+    access_count = models.PositiveIntegerField(default=0)
+    accessed_at = models.DateTimeField()
+
+    occurred_at = models.DateTimeField(help_text="When what it remembers happened (the source message's time).")
+    valid_from = models.DateTimeField()
+    valid_to = models.DateTimeField(null=True, blank=True)
+    superseded_by = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="supersedes"
+    )
+    slot = models.CharField(max_length=120, blank=True, default="", help_text="Subject+slot key for corrections.")
+
+    is_compressed = models.BooleanField(default=False)
+    compressed_into = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="compressed_from"
+    )
+    source_session_id = models.CharField(max_length=255, blank=True, default="")
+    is_pinned = models.BooleanField(default=False)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    deleted_at = models.DateTimeField(null=True, blank=True)
+    deletion_reason = models.CharField(max_length=10, blank=True, default="")
+
+    source_message_ids = ArrayField(models.CharField(max_length=255), default=list, blank=True)
+    source_event_ids = ArrayField(models.UUIDField(), default=list, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    created_by = models.CharField(max_length=120, default="system")
+
+    entities: models.ManyToManyField[Entity, MemoryEntity] = models.ManyToManyField(
+        Entity, through="MemoryEntity", related_name="memories"
+    )
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            HnswIndex(
+                name="memory_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+            GinIndex(fields=["search_vector"], name="memory_search_gin"),
+            models.Index(fields=["tenant", "contact", "memory_type", "created_at"], name="memory_scope_type_idx"),
+            models.Index(fields=["tenant", "contact", "content_hash"], name="memory_scope_hash_idx"),
+            models.Index(fields=["tenant", "contact", "slot"], name="memory_scope_slot_idx", condition=~Q(slot="")),
+            models.Index(
+                fields=["tenant", "contact", "importance"],
+                name="memory_current_idx",
+                condition=Q(valid_to__isnull=True, deleted_at__isnull=True),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"[{self.memory_type}] {self.content[:80]}"
+
+    @property
+    def is_current(self) -> bool:
+        return self.valid_to is None and self.deleted_at is None
+
+
+class MemoryEntity(models.Model):
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE)
+    entity = models.ForeignKey(Entity, on_delete=models.CASCADE)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["memory", "entity"], name="memory_entity_unique")]
+        indexes = [models.Index(fields=["entity", "memory"])]
+
+    def __str__(self) -> str:
+        return f"{self.memory_id} → {self.entity_id}"
+
+
+class MemoryRevision(models.Model):
+    """The history of a memory: who changed what, when, from what to what."""
+
+    class Action(models.TextChoices):
+        CREATED = "created"
+        REINFORCED = "reinforced"
+        MERGED = "merged"
+        SUPERSEDED = "superseded"
+        DECAYED = "decayed"
+        PRUNED = "pruned"
+        EDITED = "edited"
+        PINNED = "pinned"
+        UNPINNED = "unpinned"
+        DELETED = "deleted"
+        COMPRESSED = "compressed"
+        REEMBEDDED = "reembedded"
+        IMPORTANCE_RECOMPUTED = "importance_recomputed"
+
+    id = models.BigAutoField(primary_key=True)
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="revisions")
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    action = models.CharField(max_length=24, choices=Action.choices)
+    actor = models.CharField(max_length=120, help_text="system, api_key:<prefix>, user:<username>")
+    before = models.JSONField(default=dict, blank=True)
+    after = models.JSONField(default=dict, blank=True)
+    related_memory = models.ForeignKey(Memory, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    note = models.CharField(max_length=300, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["memory", "created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.action} by {self.actor}"

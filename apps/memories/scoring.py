@@ -1,0 +1,146 @@
+"""Pure scoring formulas: importance at write time, decay, and the multi-signal retrieval score.
+
+No ORM imports: every function here is plain arithmetic, tested in microseconds.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+FACT, PREFERENCE, EPISODE, PATTERN = "fact", "preference", "episode", "pattern"
+MEMORY_TYPES = (FACT, PREFERENCE, EPISODE, PATTERN)
+
+# Contact memory defaults (contact-intelligence.txt §2.2): (importance, decay per day)
+CONTACT_TYPE_DEFAULTS: dict[str, tuple[float, float]] = {
+    FACT: (0.7, 0.003),
+    PREFERENCE: (0.8, 0.005),
+    EPISODE: (0.5, 0.008),
+    PATTERN: (0.8, 0.004),
+}
+TENANT_DECAY_RATE = 0.01  # business context changes fast (ai-brain-memory.txt §4.4)
+
+# The seed specs name memory types differently (memory-logic.txt §1.6); this is how they map.
+SEED_TYPE_MAP: dict[str, str] = {
+    "semantic": FACT,
+    "procedural": PREFERENCE,
+    "episodic": EPISODE,
+    "working": EPISODE,  # session-bound: stored as an episode that expires with the session window (24 h)
+}
+
+STORE_THRESHOLD = 0.3  # below this a chunk is not stored as semantic memory (the message stays in the ledger)
+REINFORCE_BOOST = 0.05
+MERGE_BOOST = 0.05
+OUTCOME_BOOST = 0.1
+DECAY_GRACE_DAYS = 7
+# Stated facts and preferences are never forgotten by decay alone: they fall no lower than this and so
+# stay retrievable (≥ RETRIEVAL_MIN_IMPORTANCE) and are never pruned; only supersession or deletion
+# removes them. Episodes and patterns decay to zero and are pruned.
+DECAY_FLOOR: dict[str, float] = {FACT: 0.2, PREFERENCE: 0.2, EPISODE: 0.0, PATTERN: 0.0}
+PRUNE_BELOW = 0.1
+PRUNE_IDLE_DAYS = 30
+RETRIEVAL_MIN_IMPORTANCE = 0.1
+DUPLICATE_SIMILARITY = 0.90  # inline dedup (contact-intelligence.txt §3.2)
+MERGE_SIMILARITY = 0.92  # deferred merge (ai-brain-memory.txt §4.3)
+
+
+def clamp(value: float, low: float = 0.0, high: float = 1.0) -> float:
+    return max(low, min(high, value))
+
+
+def type_defaults(memory_type: str, *, is_tenant_scope: bool) -> tuple[float, float]:
+    importance, decay = CONTACT_TYPE_DEFAULTS[memory_type]
+    return importance, TENANT_DECAY_RATE if is_tenant_scope else decay
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norm if norm else 0.0
+
+
+def novelty(embedding: Sequence[float], centroid: Sequence[float] | None) -> float:
+    """Cosine distance to the centroid of the scope's memories; 1.0 for an empty scope."""
+    if centroid is None:
+        return 1.0
+    return clamp(1.0 - cosine(embedding, centroid))
+
+
+def importance_score(*, novelty: float, salience: float, type_default: float) -> tuple[float, float]:
+    """(raw, blended): raw = novelty × 0.6 + salience × 0.4 (memory-logic.txt §1.5); the stored importance
+    blends it half-and-half with the type default, so a fact stays a fact-level memory even when
+    repetitive, and a novel, salient episode can rise above the episode default."""
+    raw = clamp(novelty * 0.6 + salience * 0.4)
+    return round(raw, 4), round(clamp(0.5 * type_default + 0.5 * raw), 4)
+
+
+def decayed_importance(
+    *,
+    base_importance: float,
+    decay_rate: float,
+    anchor_at: datetime,
+    now: datetime,
+    is_pinned: bool,
+    memory_type: str = EPISODE,
+) -> float:
+    """Importance after decay, from elapsed time only (idempotent: the same at `now` however often the job ran).
+
+    Decay starts after DECAY_GRACE_DAYS without access and then falls by `decay_rate` per day, down to
+    the type's floor (never above the memory's own base). Pinned memories never decay.
+    apps/memories/services/decay.py computes the same formula in SQL.
+    """
+    if is_pinned:
+        return base_importance
+    idle_days = (now - anchor_at).total_seconds() / 86400
+    decaying_days = max(0.0, idle_days - DECAY_GRACE_DAYS)
+    floor = min(DECAY_FLOOR.get(memory_type, 0.0), base_importance)
+    return round(max(floor, clamp(base_importance - decay_rate * decaying_days)), 4)
+
+
+def recency(*, days_since_access: float) -> float:
+    return clamp(1.0 - days_since_access / 365.0)
+
+
+def access_frequency(*, access_count: int) -> float:
+    return min(access_count / 20.0, 1.0)
+
+
+@dataclass(frozen=True)
+class Weights:
+    similarity: float
+    recency: float
+    importance: float
+    access_frequency: float
+    entity_match: float
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], *, fallback: Weights) -> Weights:
+        merged = {**asdict(fallback), **{k: float(v) for k, v in data.items() if k in asdict(fallback)}}
+        return cls(**merged)
+
+
+TENANT_WEIGHTS = Weights(similarity=0.40, recency=0.25, importance=0.20, access_frequency=0.10, entity_match=0.05)
+CONTACT_WEIGHTS = Weights(similarity=0.35, recency=0.25, importance=0.20, access_frequency=0.10, entity_match=0.10)
+
+
+@dataclass(frozen=True)
+class Signals:
+    similarity: float
+    recency: float
+    importance: float
+    access_frequency: float
+    entity_match: float
+
+
+def retrieval_score(signals: Signals, weights: Weights) -> float:
+    return round(
+        signals.similarity * weights.similarity
+        + signals.recency * weights.recency
+        + signals.importance * weights.importance
+        + signals.access_frequency * weights.access_frequency
+        + signals.entity_match * weights.entity_match,
+        6,
+    )

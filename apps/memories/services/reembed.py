@@ -1,0 +1,85 @@
+"""Changing the embedding model is a migration path: re-embed every memory and knowledge chunk."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from django.db import transaction
+from django.db.models import Q, QuerySet
+
+from apps.memories.embeddings import get_embedder
+from apps.memories.models import KnowledgeChunk, Memory, MemoryRevision
+from apps.tenants.models import Tenant
+
+BATCH = 256
+
+
+def _batches(queryset: QuerySet, size: int) -> Iterator[list]:  # type: ignore[type-arg]
+    last_pk = None
+    while True:
+        page = queryset.order_by("pk")
+        if last_pk is not None:
+            page = page.filter(pk__gt=last_pk)
+        rows = list(page[:size])
+        if not rows:
+            return
+        yield rows
+        last_pk = rows[-1].pk
+
+
+def reembed_queryset(*, tenant: Tenant | None = None, everything: bool = False) -> tuple[QuerySet, QuerySet]:  # type: ignore[type-arg]
+    model = get_embedder().name
+    memory_filter = Q() if everything else ~Q(embedding_model=model) | Q(embedding__isnull=True)
+    chunk_filter = Q() if everything else ~Q(embedding_model=model) | Q(embedding__isnull=True)
+    memories = Memory.objects.filter(memory_filter)
+    chunks = KnowledgeChunk.objects.filter(chunk_filter)
+    if tenant is not None:
+        memories, chunks = memories.filter(tenant=tenant), chunks.filter(tenant=tenant)
+    return memories, chunks
+
+
+def reembed(
+    *,
+    tenant: Tenant | None = None,
+    everything: bool = False,
+    actor: str = "system",
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, int]:
+    """Re-embed memories and chunks whose model differs from the configured one (or all). Batched, resumable:
+    each batch commits on its own, so an interrupted run continues where it stopped."""
+    embedder = get_embedder()
+    memories, chunks = reembed_queryset(tenant=tenant, everything=everything)
+    done = {"memories": 0, "chunks": 0}
+    for batch in _batches(memories.only("pk", "tenant_id", "content", "embedding_model"), BATCH):
+        vectors = embedder.embed_batch([memory.content for memory in batch])
+        with transaction.atomic():
+            for memory, vector in zip(batch, vectors, strict=True):
+                memory.embedding, previous = vector.tolist(), memory.embedding_model
+                memory.embedding_model = embedder.name
+                memory._previous_model = previous  # type: ignore[attr-defined]
+            Memory.objects.bulk_update(batch, ["embedding", "embedding_model"])
+            MemoryRevision.objects.bulk_create(
+                [
+                    MemoryRevision(
+                        memory_id=memory.pk,
+                        tenant_id=memory.tenant_id,
+                        action=MemoryRevision.Action.REEMBEDDED,
+                        actor=actor,
+                        before={"embedding_model": memory._previous_model},  # type: ignore[attr-defined]
+                        after={"embedding_model": embedder.name},
+                    )
+                    for memory in batch
+                ]
+            )
+        done["memories"] += len(batch)
+        if progress:
+            progress(len(batch))
+    for batch in _batches(chunks.only("pk", "content"), BATCH):
+        vectors = embedder.embed_batch([chunk.content for chunk in batch])
+        for chunk, vector in zip(batch, vectors, strict=True):
+            chunk.embedding, chunk.embedding_model = vector.tolist(), embedder.name
+        KnowledgeChunk.objects.bulk_update(batch, ["embedding", "embedding_model"])
+        done["chunks"] += len(batch)
+        if progress:
+            progress(len(batch))
+    return done

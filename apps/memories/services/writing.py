@@ -1,0 +1,363 @@
+"""The one write path of semantic memory: dedup → reinforce, or supersede → create, with history.
+
+Ingest, observations, explicit adds through the API, the memory processor's facts_to_embed and the
+inspector all write through `memories_write`, so every memory gets the same embedding, importance,
+deduplication and provenance rules.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+import numpy as np
+from django.db import transaction
+from django.db.models import Q
+
+from apps.contacts.models import Contact
+from apps.entities.services import EntityLike, entity_upsert_many
+from apps.memories import scoring
+from apps.memories.embeddings import content_hash, get_embedder
+from apps.memories.models import Memory, MemoryEntity, MemoryRevision
+from apps.memories.services.revisions import memory_snapshot, revision_record
+from apps.tenants.models import Tenant
+
+logger = logging.getLogger(__name__)
+
+RECENT_SAMPLE = 300  # memories compared for inline dedup and used for the novelty centroid
+CORRECTION_SIMILARITY = 0.75  # an explicit correction without a slot supersedes the closest fact above this
+POLARITY_FLIP_SIMILARITY = 0.80  # "likes X" → "doesn't like X": the newer preference supersedes
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """Something worth remembering, before it is embedded, scored and deduplicated."""
+
+    memory_type: str
+    content: str
+    salience: float = 0.0
+    slot: str = ""
+    is_correction: bool = False
+    polarity: int = 0
+    entities: tuple[EntityLike, ...] = ()
+    metadata: dict[str, Any] = field(default_factory=dict)
+    expires_at: datetime | None = None
+    importance: float | None = None  # explicit (API add, pattern): skips the novelty/salience formula
+    is_pinned: bool = False
+
+
+@dataclass(frozen=True)
+class MemoryChange:
+    memory: Memory
+    action: str  # created | reinforced | skipped
+    superseded: tuple[Memory, ...] = ()
+    reason: str = ""
+
+
+@dataclass
+class _ScopeSample:
+    """The scope's recent current memories, kept up to date while a batch of candidates is written."""
+
+    ids: list[Any]
+    types: list[str]
+    polarity: list[int]
+    matrix: np.ndarray  # (n, d), unit rows
+    centroid: np.ndarray | None
+
+    def add(self, memory: Memory, vector: np.ndarray) -> None:
+        self.ids.append(memory.pk)
+        self.types.append(memory.memory_type)
+        self.polarity.append(int(memory.metadata.get("polarity", 0)))
+        count = len(self.ids) - 1
+        self.matrix = np.vstack([self.matrix, vector[None, :]]) if self.matrix.size else vector[None, :]
+        self.centroid = vector.copy() if self.centroid is None else (self.centroid * count + vector) / (count + 1)
+
+    def best_match(self, vector: np.ndarray, memory_type: str) -> tuple[Any, float, int] | None:
+        if not self.ids:
+            return None
+        similarities = self.matrix @ vector
+        best: tuple[Any, float, int] | None = None
+        for index, memory_id in enumerate(self.ids):
+            if self.types[index] != memory_type:
+                continue
+            similarity = float(similarities[index])
+            if best is None or similarity > best[1]:
+                best = (memory_id, similarity, self.polarity[index])
+        return best
+
+
+def current_memories(*, tenant: Tenant, contact: Contact | None) -> Any:
+    return Memory.objects.filter(tenant=tenant, contact=contact, valid_to__isnull=True, deleted_at__isnull=True)
+
+
+def _scope_sample(*, tenant: Tenant, contact: Contact | None, dimensions: int) -> _ScopeSample:
+    rows = list(
+        current_memories(tenant=tenant, contact=contact)
+        .filter(embedding__isnull=False, is_compressed=False)
+        .order_by("-created_at")
+        .values_list("id", "memory_type", "metadata", "embedding")[:RECENT_SAMPLE]
+    )
+    if not rows:
+        return _ScopeSample([], [], [], np.zeros((0, dimensions), dtype=np.float32), None)
+    matrix = np.asarray([row[3] for row in rows], dtype=np.float32)
+    return _ScopeSample(
+        ids=[row[0] for row in rows],
+        types=[row[1] for row in rows],
+        polarity=[int((row[2] or {}).get("polarity", 0)) for row in rows],
+        matrix=matrix,
+        centroid=matrix.mean(axis=0),
+    )
+
+
+def memory_reinforce(
+    *,
+    memory: Memory,
+    actor: str,
+    at: datetime,
+    source_message_ids: Sequence[str] = (),
+    source_event_ids: Sequence[Any] = (),
+    boost: float = scoring.REINFORCE_BOOST,
+    note: str = "",
+) -> Memory:
+    before = memory_snapshot(memory)
+    memory.importance = round(scoring.clamp(memory.importance + boost), 4)
+    memory.base_importance = memory.importance
+    memory.access_count += 1
+    memory.accessed_at = max(memory.accessed_at, at)
+    memory.source_message_ids = _union(memory.source_message_ids, source_message_ids)
+    memory.source_event_ids = _union(memory.source_event_ids, source_event_ids)
+    memory.save(
+        update_fields=[
+            "importance",
+            "base_importance",
+            "access_count",
+            "accessed_at",
+            "source_message_ids",
+            "source_event_ids",
+            "updated_at",
+        ]
+    )
+    revision_record(memory=memory, action=MemoryRevision.Action.REINFORCED, actor=actor, before=before, note=note)
+    return memory
+
+
+def memory_supersede(*, old: Memory, new: Memory, actor: str, at: datetime, note: str = "") -> Memory:
+    """Mark `old` as no longer current: kept for history, excluded from context by default."""
+    before = memory_snapshot(old)
+    old.valid_to = at
+    old.superseded_by = new
+    old.save(update_fields=["valid_to", "superseded_by", "updated_at"])
+    revision_record(
+        memory=old, action=MemoryRevision.Action.SUPERSEDED, actor=actor, before=before, related_memory=new, note=note
+    )
+    return old
+
+
+def _union(existing: Sequence[Any], extra: Sequence[Any]) -> list[Any]:
+    merged = list(existing)
+    for item in extra:
+        if item not in merged:
+            merged.append(item)
+    return merged
+
+
+def _supersession_targets(
+    *,
+    tenant: Tenant,
+    contact: Contact | None,
+    candidate: Candidate,
+    vector: np.ndarray,
+    new_hash: str,
+    sample: _ScopeSample,
+) -> list[Memory]:
+    """Current memories the candidate replaces: same slot with other content, or (explicit correction /
+    flipped preference) the closest memory of the type."""
+    scope = current_memories(tenant=tenant, contact=contact).filter(memory_type=candidate.memory_type)
+    if candidate.slot:
+        return list(scope.filter(slot=candidate.slot).exclude(content_hash=new_hash))
+    match = sample.best_match(vector, candidate.memory_type)
+    if match is None:
+        return []
+    memory_id, similarity, polarity = match
+    if candidate.is_correction and similarity >= CORRECTION_SIMILARITY:
+        return list(scope.filter(pk=memory_id).exclude(content_hash=new_hash))
+    polarity_flipped = candidate.polarity != 0 and polarity != 0 and polarity != candidate.polarity
+    if polarity_flipped and similarity >= POLARITY_FLIP_SIMILARITY:
+        return list(scope.filter(pk=memory_id))
+    return []
+
+
+def _find_duplicate(
+    *,
+    tenant: Tenant,
+    contact: Contact | None,
+    candidate: Candidate,
+    vector: np.ndarray,
+    new_hash: str,
+    sample: _ScopeSample,
+) -> tuple[Memory, str] | None:
+    scope = current_memories(tenant=tenant, contact=contact).filter(memory_type=candidate.memory_type)
+    exact = scope.filter(content_hash=new_hash).first()
+    if exact is not None:
+        return exact, "same content"
+    match = sample.best_match(vector, candidate.memory_type)
+    if match is None:
+        return None
+    memory_id, similarity, polarity = match
+    if similarity < scoring.DUPLICATE_SIMILARITY or (
+        candidate.polarity and polarity and polarity != candidate.polarity
+    ):
+        return None
+    existing = scope.filter(pk=memory_id).first()
+    if existing is None or (candidate.slot and existing.slot == candidate.slot):
+        # same slot with different content is a correction, not a duplicate
+        return None
+    return existing, f"cosine {similarity:.3f}"
+
+
+@transaction.atomic
+def memories_write(
+    *,
+    tenant: Tenant,
+    contact: Contact | None,
+    candidates: Sequence[Candidate],
+    occurred_at: datetime,
+    actor: str,
+    source_message_ids: Sequence[str] = (),
+    source_event_ids: Sequence[Any] = (),
+    vectors: np.ndarray | None = None,
+    now: datetime | None = None,
+) -> list[MemoryChange]:
+    """Write candidates into the scope; returns one change per candidate, in order.
+
+    - an exact or near duplicate (cosine ≥ 0.90, same type, same preference polarity) is not stored:
+      the existing memory is reinforced (+0.05 importance, access count, provenance appended);
+    - a fact with the same slot (or an explicit correction, or a flipped preference) supersedes the old;
+    - importance below the store threshold (0.3) is skipped: the message stays in the ledger.
+    """
+    if not candidates:
+        return []
+    from django.utils import timezone
+
+    now = now or timezone.now()
+    embedder = get_embedder()
+    if vectors is None:
+        vectors = embedder.embed_batch([candidate.content for candidate in candidates])
+    sample = _scope_sample(tenant=tenant, contact=contact, dimensions=embedder.dimensions)
+    changes: list[MemoryChange] = []
+    for candidate, vector in zip(candidates, vectors, strict=True):
+        changes.append(
+            _write_one(
+                tenant=tenant,
+                contact=contact,
+                candidate=candidate,
+                vector=np.asarray(vector, dtype=np.float32),
+                sample=sample,
+                occurred_at=occurred_at,
+                actor=actor,
+                source_message_ids=source_message_ids,
+                source_event_ids=source_event_ids,
+                embedding_model=embedder.name,
+                now=now,
+            )
+        )
+    return changes
+
+
+def _write_one(
+    *,
+    tenant: Tenant,
+    contact: Contact | None,
+    candidate: Candidate,
+    vector: np.ndarray,
+    sample: _ScopeSample,
+    occurred_at: datetime,
+    actor: str,
+    source_message_ids: Sequence[str],
+    source_event_ids: Sequence[Any],
+    embedding_model: str,
+    now: datetime,
+) -> MemoryChange:
+    new_hash = content_hash(candidate.content)
+    duplicate = _find_duplicate(
+        tenant=tenant, contact=contact, candidate=candidate, vector=vector, new_hash=new_hash, sample=sample
+    )
+    if duplicate is not None:
+        existing, why = duplicate
+        memory_reinforce(
+            memory=existing,
+            actor=actor,
+            at=now,
+            source_message_ids=source_message_ids,
+            source_event_ids=source_event_ids,
+            note=f"duplicate of new mention ({why})",
+        )
+        return MemoryChange(memory=existing, action="reinforced", reason=why)
+
+    is_tenant_scope = contact is None
+    type_default, decay_rate = scoring.type_defaults(candidate.memory_type, is_tenant_scope=is_tenant_scope)
+    if candidate.importance is not None:
+        importance = round(scoring.clamp(candidate.importance), 4)
+    else:
+        novelty = scoring.novelty(vector.tolist(), None if sample.centroid is None else sample.centroid.tolist())
+        _, importance = scoring.importance_score(
+            novelty=novelty, salience=candidate.salience, type_default=type_default
+        )
+        if importance < scoring.STORE_THRESHOLD:
+            skipped = Memory(
+                tenant=tenant, contact=contact, memory_type=candidate.memory_type, content=candidate.content
+            )
+            return MemoryChange(memory=skipped, action="skipped", reason=f"importance {importance} below threshold")
+
+    targets = _supersession_targets(
+        tenant=tenant, contact=contact, candidate=candidate, vector=vector, new_hash=new_hash, sample=sample
+    )
+    memory = Memory.objects.create(
+        tenant=tenant,
+        contact=contact,
+        memory_type=candidate.memory_type,
+        content=candidate.content,
+        content_hash=new_hash,
+        embedding=vector.tolist(),
+        embedding_model=embedding_model,
+        importance=importance,
+        base_importance=importance,
+        decay_rate=decay_rate,
+        # learned when it happened: imported history ages from its real date, never from the future
+        accessed_at=min(occurred_at, now),
+        occurred_at=occurred_at,
+        valid_from=occurred_at,
+        slot=candidate.slot[:120],
+        is_pinned=candidate.is_pinned,
+        expires_at=candidate.expires_at,
+        source_message_ids=list(source_message_ids),
+        source_event_ids=list(source_event_ids),
+        metadata={**candidate.metadata, "polarity": candidate.polarity} if candidate.polarity else candidate.metadata,
+        created_by=actor,
+    )
+    if candidate.entities:
+        linked = entity_upsert_many(tenant=tenant, contact=contact, entities=candidate.entities, at=occurred_at)
+        MemoryEntity.objects.bulk_create(
+            [MemoryEntity(memory=memory, entity=entity) for entity in linked.values()], ignore_conflicts=True
+        )
+    revision_record(memory=memory, action=MemoryRevision.Action.CREATED, actor=actor)
+    for old in targets:
+        memory_supersede(old=old, new=memory, actor=actor, at=now, note=f"replaced by a newer {candidate.memory_type}")
+    sample.add(memory, vector)
+    return MemoryChange(memory=memory, action="created", superseded=tuple(targets))
+
+
+def working_memory_expiry(at: datetime) -> datetime:
+    """`working` memories (seed type) live as long as the session window."""
+    return at + timedelta(hours=24)
+
+
+def without_entities(candidate: Candidate) -> Candidate:
+    return replace(candidate, entities=())
+
+
+def recent_scope_filter(contact: Contact | None) -> Q:
+    return Q(contact=contact) if contact is not None else Q(contact__isnull=True)

@@ -1,0 +1,67 @@
+"""Celery tasks: thin, idempotent, each calls one service. Enqueued on commit by the services."""
+
+from __future__ import annotations
+
+from celery import shared_task
+from django.utils import timezone
+
+from apps.memories.services import consolidation, periodic, processor, sessions
+from apps.memories.services.access import access_flush
+from apps.memories.services.scheduling import consolidation_release
+from apps.tenants.models import Tenant
+
+
+@shared_task(name="apps.memories.tasks.consolidate_conversation_task", acks_late=True)
+def consolidate_conversation_task(*, conversation_id: str) -> dict[str, int]:
+    consolidation_release(conversation_id=conversation_id)
+    return consolidation.conversation_consolidate(conversation_id=conversation_id)
+
+
+@shared_task(name="apps.memories.tasks.extract_pending_events_task", acks_late=True)
+def extract_pending_events_task() -> int:
+    return consolidation.pending_events_extract()
+
+
+@shared_task(name="apps.memories.tasks.access_flush_task", ignore_result=True)
+def access_flush_task() -> int:
+    return access_flush()
+
+
+@shared_task(name="apps.memories.tasks.process_context_events_task", acks_late=True)
+def process_context_events_task() -> dict[str, int]:
+    return processor.events_process()
+
+
+@shared_task(name="apps.memories.tasks.flush_idle_conversations_task", acks_late=True)
+def flush_idle_conversations_task() -> int:
+    return sessions.idle_conversations_flush()
+
+
+@shared_task(name="apps.memories.tasks.periodic_consolidation_task")
+def periodic_consolidation_task() -> int:
+    """Fan out: one task per active tenant, so tenants consolidate in parallel across workers."""
+    tenant_ids = list(Tenant.objects.filter(is_active=True).values_list("pk", flat=True))
+    now = timezone.now().isoformat()
+    for tenant_id in tenant_ids:
+        tenant_consolidation_task.delay(tenant_id=str(tenant_id), now=now)
+    return len(tenant_ids)
+
+
+@shared_task(name="apps.memories.tasks.tenant_consolidation_task", acks_late=True)
+def tenant_consolidation_task(*, tenant_id: str, now: str | None = None) -> dict[str, int]:
+    from django.utils.dateparse import parse_datetime
+
+    tenant = Tenant.objects.filter(pk=tenant_id).first()
+    if tenant is None:
+        return {}
+    at = parse_datetime(now) if now else None
+    return periodic.tenant_consolidate(tenant=tenant, now=at, after_scope=_contact_jobs())
+
+
+def _contact_jobs():  # type: ignore[no-untyped-def]
+    """Contact-intelligence patterns run with the periodic jobs (see apps.contacts.services.patterns)."""
+    try:
+        from apps.memories.services.intelligence import contact_patterns_detect
+    except ImportError:
+        return None
+    return lambda tenant, contact, now: contact_patterns_detect(contact=contact, now=now)

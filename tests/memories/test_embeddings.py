@@ -1,0 +1,266 @@
+import hashlib
+import unicodedata
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+import redis
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.test import override_settings
+
+from apps.memories.embeddings import (
+    CachedEmbedder,
+    EmbedderUnavailable,
+    LocalOnnxEmbedder,
+    OpenAIEmbedder,
+    SentenceTransformersEmbedder,
+    content_hash,
+    embed_one,
+    get_embedder,
+    reset_embedder,
+)
+from tests.fake_openai import fake_embedding, fake_openai_fixture  # noqa: F401 - the fake_openai fixture
+
+
+class CountingEmbedder:
+    """A real embedder (the local model) that records every batch it is asked to embed."""
+
+    def __init__(self, name: str = "all-MiniLM-L6-v2") -> None:
+        self.inner = LocalOnnxEmbedder()
+        self.name = name
+        self.dimensions = self.inner.dimensions
+        self.calls: list[list[str]] = []
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls.append(list(texts))
+        return self.inner.embed_batch(texts)
+
+
+@pytest.fixture(scope="module")
+def local():
+    return LocalOnnxEmbedder()
+
+
+@pytest.fixture
+def fresh_embedder():
+    reset_embedder()
+    yield
+    reset_embedder()
+
+
+def engram_settings(**changes):
+    return override_settings(ENGRAM={**settings.ENGRAM, **changes})
+
+
+# --- local ONNX model ----------------------------------------------------------------------------
+
+
+def test_local_vectors_are_384_d_unit_float32(local):
+    vectors = local.embed_batch(["I have a dog named Bruno", "The stock market fell today", ""])
+
+    assert vectors.shape == (3, 384)
+    assert vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_local_vectors_capture_meaning(local):
+    dog, same_dog, stocks = local.embed_batch(
+        ["I have a dog named Bruno", "My dog is called Bruno", "The stock market fell today"]
+    )
+
+    assert float(dog @ same_dog) > 0.8
+    assert float(dog @ same_dog) > float(dog @ stocks) + 0.5
+
+
+def test_batch_equals_one_by_one(local):
+    # lengths vary and there are more texts than one sub-batch, so sorting and padding are exercised
+    texts = [f"Sentence {index}: " + "the dog Bruno runs in the park " * (index % 7) for index in range(40)]
+
+    batched = local.embed_batch(texts)
+    one_by_one = np.vstack([embed_one(local, text) for text in texts])
+
+    np.testing.assert_allclose(batched, one_by_one, atol=1e-5)
+
+
+def test_text_is_truncated_at_256_tokens(local):
+    long_text = "Bruno likes long walks by the river. " * 60  # far over 256 tokens
+
+    base, with_tail = local.embed_batch([long_text, long_text + " The stock market fell today."])
+
+    np.testing.assert_array_equal(base, with_tail)
+
+
+def test_empty_batch(local):
+    assert local.embed_batch([]).shape == (0, 384)
+
+
+# --- Redis cache -----------------------------------------------------------------------------------
+
+
+def test_cache_hit_returns_the_same_vector_without_calling_the_model():
+    inner = CountingEmbedder()
+    cached = CachedEmbedder(inner)
+
+    first = cached.embed_batch(["I have a dog named Bruno"])
+    second = cached.embed_batch(["I have a dog named Bruno"])
+
+    assert inner.calls == [["I have a dog named Bruno"]]
+    np.testing.assert_array_equal(first, second)
+    np.testing.assert_allclose(first, LocalOnnxEmbedder().embed_batch(["I have a dog named Bruno"]), atol=1e-6)
+
+
+def test_cache_computes_only_misses_in_one_call_and_dedupes():
+    inner = CountingEmbedder()
+    cached = CachedEmbedder(inner)
+    cached.embed_batch(["alpha"])
+
+    vectors = cached.embed_batch(["beta", "alpha", "gamma", "beta"])
+
+    assert inner.calls == [["alpha"], ["beta", "gamma"]]
+    assert vectors.shape == (4, 384)
+    np.testing.assert_array_equal(vectors[0], vectors[3])
+    np.testing.assert_allclose(vectors, LocalOnnxEmbedder().embed_batch(["beta", "alpha", "gamma", "beta"]), atol=1e-6)
+
+
+def test_cache_stores_float32_bytes_with_ttl():
+    cached = CachedEmbedder(CountingEmbedder(), ttl_seconds=600)
+
+    vector = cached.embed_batch(["Bruno"])[0]
+
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    key = cached.cache_key("Bruno")
+    expected_digest = hashlib.sha256(b"all-MiniLM-L6-v2\0Bruno").hexdigest()
+    assert key.endswith(expected_digest)
+    assert client.get(key) == vector.astype(np.float32).tobytes()
+    assert 0 < client.ttl(key) <= 600
+
+
+def test_cache_is_per_model_name():
+    first_model, second_model = CountingEmbedder("model-a"), CountingEmbedder("model-b")
+
+    CachedEmbedder(first_model).embed_batch(["Bruno"])
+    CachedEmbedder(second_model).embed_batch(["Bruno"])
+
+    assert first_model.calls == [["Bruno"]]
+    assert second_model.calls == [["Bruno"]]
+
+
+def test_redis_down_still_computes():
+    inner = CountingEmbedder()
+    with override_settings(REDIS_URL="redis://127.0.0.1:1/0"):
+        cached = CachedEmbedder(inner)
+        first = cached.embed_batch(["I have a dog named Bruno", "I have a dog named Bruno"])
+        second = cached.embed_batch(["I have a dog named Bruno"])
+
+    assert inner.calls == [["I have a dog named Bruno"], ["I have a dog named Bruno"]]
+    np.testing.assert_allclose(first[0], second[0], atol=1e-6)
+    np.testing.assert_allclose(np.linalg.norm(first, axis=1), 1.0, atol=1e-5)
+
+
+# --- the process embedder --------------------------------------------------------------------------
+
+
+def test_get_embedder_is_a_cached_local_singleton(fresh_embedder):
+    embedder = get_embedder()
+
+    assert isinstance(embedder, CachedEmbedder)
+    assert isinstance(embedder.inner, LocalOnnxEmbedder)
+    assert (embedder.name, embedder.dimensions) == ("all-MiniLM-L6-v2", 384)
+    assert get_embedder() is embedder
+    reset_embedder()
+    assert get_embedder() is not embedder
+
+
+def test_unknown_embedder_setting_is_refused(fresh_embedder):
+    with engram_settings(EMBEDDER="word2vec"), pytest.raises(ImproperlyConfigured, match="word2vec"):
+        get_embedder()
+
+
+def test_sentence_transformers_missing_package_is_a_clear_error(fresh_embedder):
+    with pytest.raises(EmbedderUnavailable, match="pip install sentence-transformers"):
+        SentenceTransformersEmbedder("all-MiniLM-L6-v2")
+    with engram_settings(EMBEDDER="sentence-transformers"), pytest.raises(EmbedderUnavailable):
+        get_embedder()
+
+
+# --- OpenAI-compatible endpoint --------------------------------------------------------------------
+
+
+def test_openai_embedder_against_fake_server(fake_openai):
+    embedder = OpenAIEmbedder(model="text-embedding-3-small", base_url=fake_openai.base_url + "/v1", api_key="test")
+
+    vectors = embedder.embed_batch(["I have a dog named Bruno", "The stock market fell today"])
+
+    assert vectors.shape == (2, 384)
+    assert vectors.dtype == np.float32
+    np.testing.assert_allclose(vectors[0], fake_embedding("I have a dog named Bruno", 384), atol=1e-6)
+    np.testing.assert_allclose(vectors[1], fake_embedding("The stock market fell today", 384), atol=1e-6)
+    [request] = fake_openai.embedding_requests
+    assert request.body["model"] == "text-embedding-3-small"
+    assert request.body["dimensions"] == 384
+    assert request.body["input"] == ["I have a dog named Bruno", "The stock market fell today"]
+    assert request.headers["authorization"] == "Bearer test"
+
+
+def test_openai_embedder_sends_at_most_256_inputs_per_request(fake_openai):
+    embedder = OpenAIEmbedder(model="text-embedding-3-small", base_url=fake_openai.base_url + "/v1", api_key="test")
+    texts = [f"memory number {index}" for index in range(300)]
+
+    vectors = embedder.embed_batch(texts)
+
+    assert vectors.shape == (300, 384)
+    assert [len(request.body["input"]) for request in fake_openai.embedding_requests] == [256, 44]
+    np.testing.assert_allclose(vectors[299], fake_embedding("memory number 299", 384), atol=1e-6)
+
+
+def test_openai_embedder_from_settings(fake_openai, fresh_embedder):
+    with engram_settings(EMBEDDER="openai", EMBEDDING_BASE_URL=fake_openai.base_url + "/v1", EMBEDDING_API_KEY="k"):
+        embedder = get_embedder()
+        vector = embed_one(embedder, "Bruno")
+
+    assert embedder.name == "text-embedding-3-small"  # the local model's name is not sent to OpenAI
+    np.testing.assert_allclose(vector, fake_embedding("Bruno", 384), atol=1e-6)
+    assert fake_openai.embedding_requests[0].body["model"] == "text-embedding-3-small"
+
+
+def test_openai_embedder_server_down_is_unavailable():
+    embedder = OpenAIEmbedder(base_url="http://127.0.0.1:1/v1", api_key="test", timeout=1, max_retries=0)
+
+    with pytest.raises(EmbedderUnavailable, match="text-embedding-3-small"):
+        embedder.embed_batch(["Bruno"])
+
+
+# --- exact duplicates --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("I have a dog named Bruno.", "i have a dog named bruno"),
+        ("I have a dog named Bruno!!!", "I have a dog named Bruno"),
+        ("I have a dog\n\tnamed   Bruno", "I have a dog named Bruno"),
+        ("  I have a dog named Bruno ?! ", "I have a dog named Bruno"),
+        (unicodedata.normalize("NFD", "Café Olé"), unicodedata.normalize("NFC", "café olé")),
+    ],
+    ids=["case-and-full-stop", "exclamations", "whitespace", "padding-and-mixed-punctuation", "nfc"],
+)
+def test_content_hash_equal_after_normalisation(first, second):
+    assert content_hash(first) == content_hash(second)
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("I have a dog named Bruno", "I have a cat named Bruno"),
+        ("e.g. Bruno", "eg Bruno"),  # only trailing punctuation is dropped
+        ("Bruno, my dog", "Bruno my dog"),
+    ],
+    ids=["different-words", "inner-full-stops", "inner-comma"],
+)
+def test_content_hash_differs_for_different_text(first, second):
+    assert content_hash(first) != content_hash(second)
+
+
+def test_content_hash_is_sha256_of_the_normalised_text():
+    assert content_hash("  Hello,   World!  ") == hashlib.sha256(b"hello, world").hexdigest()

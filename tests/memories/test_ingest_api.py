@@ -1,0 +1,309 @@
+from __future__ import annotations
+
+import pytest
+
+from apps.contacts.models import Contact
+from apps.conversations.models import Message
+from apps.entities.models import Entity
+from apps.memories.models import ContextEvent, Memory, MemoryRevision
+from apps.memories.services.consolidation import pending_events_extract
+
+pytestmark = pytest.mark.django_db
+
+
+def ingest(api, text, *, message_id=None, contact="arjun", conversation="conv-1", role="user", **extra):
+    body = {"contact_id": contact, "conversation_id": conversation, "message": text, "role": role, **extra}
+    if message_id:
+        body["message_id"] = message_id
+    return api.post("/api/v1/ingest", body, format="json")
+
+
+def contents(api, contact="arjun", **params):
+    response = api.get("/api/v1/memories", {"contact_id": contact, **params})
+    assert response.status_code == 200, response.content
+    return sorted(row["content"] for row in response.json()["results"])
+
+
+def test_ingest_persists_message_event_and_memories(api, tenant):
+    response = ingest(api, "I have a dog named Bruno", message_id="m1", display_name="Arjun", channel="whatsapp")
+    assert response.status_code == 202, response.content
+    body = response.json()
+    assert body["message_id"] == "m1"
+    assert body["duplicate"] is False
+    by_type = {memory["memory_type"]: memory for memory in body["memories"]}
+    assert by_type["fact"]["content"] == "Has a dog named Bruno"
+    assert by_type["fact"]["action"] == "created"
+    assert by_type["episode"]["content"] == "I have a dog named Bruno"
+
+    contact = Contact.objects.get(tenant=tenant, external_id="arjun")
+    assert (contact.display_name, contact.channel) == ("Arjun", "whatsapp")
+    message = Message.objects.get(tenant=tenant, external_id="m1")
+    event = ContextEvent.objects.get(pk=body["event_id"])
+    assert (event.message_id, event.event_type, event.processed) == (message.pk, "message", False)
+    assert event.extracted_at is not None
+
+    fact = Memory.objects.get(tenant=tenant, memory_type="fact")
+    assert fact.source_message_ids == ["m1"]
+    assert fact.source_event_ids == [event.pk]
+    assert fact.embedding is not None and len(fact.embedding) == 384
+    assert (fact.decay_rate, fact.contact_id) == (0.003, contact.pk)
+    # empty scope: novelty 1.0; salience 0.3 (named entity) → raw 0.72; blended with the fact default 0.7 → 0.71
+    assert fact.importance == 0.71
+    bruno = Entity.objects.get(tenant=tenant, contact=contact, entity_type="pet", slug="bruno")
+    assert bruno.metadata == {"species": "dog"}
+    assert list(fact.entities.values_list("slug", flat=True)) == ["bruno"]
+    assert list(fact.revisions.values_list("action", "actor")) == [("created", f"api_key:{api.key_prefix}")]
+
+
+def test_fact_is_visible_to_the_very_next_request(api):
+    ingest(api, "I work at Infosys", message_id="m1")
+    assert "Works at Infosys" in contents(api)
+    found = api.get("/api/v1/memories", {"contact_id": "arjun", "q": "Infosys"}).json()["results"]
+    assert "Works at Infosys" in [row["content"] for row in found]
+
+
+def test_same_message_id_is_idempotent(api, tenant):
+    first = ingest(api, "I live in Pune", message_id="m1").json()
+    again = ingest(api, "I live in Pune", message_id="m1").json()
+    assert again["event_id"] == first["event_id"]
+    assert again["duplicate"] is True
+    assert again["memories"] == first["memories"]
+    assert Message.objects.filter(tenant=tenant).count() == 1
+    assert ContextEvent.objects.filter(tenant=tenant).count() == 1
+    assert Memory.objects.filter(tenant=tenant).count() == len(first["memories"])
+
+
+def test_message_id_reused_for_another_conversation_is_409(api, tenant):
+    ingest(api, "hello there friend", message_id="m1", conversation="a")
+    response = ingest(api, "hello there friend", message_id="m1", conversation="b")
+    assert response.status_code == 409
+    assert Message.objects.filter(tenant=tenant).count() == 1
+
+
+def test_low_content_turn_stays_in_ledger_without_memories(api, tenant):
+    body = ingest(api, "lol", message_id="m1").json()
+    assert body["memories"] == []
+    assert Message.objects.filter(tenant=tenant, external_id="m1").exists()
+    assert not Memory.objects.filter(tenant=tenant).exists()
+
+
+def test_negation_is_not_a_positive_preference(api):
+    ingest(api, "I don't like spicy food", message_id="m1")
+    prefs = contents(api, type="preference")
+    assert prefs == ["Doesn't like spicy food"]
+    assert not any(content.startswith("Likes") for content in contents(api))
+
+
+def test_duplicate_fact_reinforces_instead_of_storing(api, tenant):
+    ingest(api, "I have a dog named Bruno", message_id="m1")
+    second = ingest(api, "I have a dog named Bruno", message_id="m2").json()
+    fact_change = next(m for m in second["memories"] if m["memory_type"] == "fact")
+    assert fact_change["action"] == "reinforced"
+    facts = Memory.objects.filter(tenant=tenant, memory_type="fact")
+    assert facts.count() == 1
+    fact = facts.get()
+    assert fact.importance == 0.76
+    assert fact.access_count == 1
+    assert fact.source_message_ids == ["m1", "m2"]
+    assert list(fact.revisions.values_list("action", flat=True)) == ["created", "reinforced"]
+
+
+def test_correction_supersedes_the_old_fact(api, tenant):
+    ingest(api, "I live in Pune", message_id="m1")
+    ingest(api, "I moved to Mumbai last month", message_id="m2")
+    old = Memory.objects.get(tenant=tenant, content="Lives in Pune")
+    new = Memory.objects.get(tenant=tenant, memory_type="fact", valid_to__isnull=True, slot=old.slot)
+    assert new.content.startswith("Lives in Mumbai")
+    assert old.superseded_by_id == new.pk
+    assert old.valid_to is not None
+    assert "Lives in Pune" not in contents(api)
+    assert "Lives in Pune" in contents(api, include_superseded="true")
+    history = api.get(f"/api/v1/memories/{old.pk}/history").json()["history"]
+    assert [row["action"] for row in history] == ["created", "superseded"]
+    assert history[1]["related_memory"] == str(new.pk)
+
+
+def test_message_too_long_is_400_and_writes_nothing(api, tenant):
+    response = ingest(api, "x" * 32_001, message_id="m1")
+    assert response.status_code == 400
+    assert "message" in response.json()["error"]["details"]
+    assert not Message.objects.filter(tenant=tenant).exists()
+    assert not Contact.objects.filter(tenant=tenant).exists()
+
+
+def test_message_of_exactly_32000_chars_is_accepted(api):
+    assert ingest(api, "word " * 6400, message_id="m1").status_code == 202
+
+
+@pytest.mark.parametrize(
+    ("patch", "field"),
+    [
+        ({"role": "robot"}, "role"),
+        ({"message": "   "}, "message"),
+        ({"contact_id": ""}, "contact_id"),
+        ({"contact_id": "x" * 256}, "contact_id"),
+        ({"occurred_at": "yesterday-ish"}, "occurred_at"),
+        ({"metadata": [1]}, "metadata"),
+    ],
+    ids=["bad-role", "blank-message", "empty-contact", "long-contact", "bad-date", "metadata-list"],
+)
+def test_bad_ingest_input_is_400(api, tenant, patch, field):
+    body = {"contact_id": "c", "conversation_id": "v", "message": "I like tea", "role": "user", **patch}
+    response = api.post("/api/v1/ingest", body, format="json")
+    assert response.status_code == 400
+    assert field in response.json()["error"]["details"]
+    assert not Message.objects.filter(tenant=tenant).exists()
+
+
+def test_batch_ingests_in_order_and_rejects_bad_batches(api, tenant):
+    messages = [
+        {
+            "contact_id": "c",
+            "conversation_id": "v",
+            "message": text,
+            "role": "user",
+            "message_id": f"b{i}",
+            "occurred_at": f"2024-01-0{i + 1}T10:00:00Z",
+            "speaker": "Caroline",
+        }
+        for i, text in enumerate(["I live in Pune", "I moved to Mumbai", "I love painting sunsets"])
+    ]
+    response = api.post("/api/v1/ingest/batch", {"messages": messages}, format="json")
+    assert response.status_code == 202
+    assert [row["message_id"] for row in response.json()["results"]] == ["b0", "b1", "b2"]
+    current = contents(api, contact="c", type="fact,preference")
+    assert "Caroline lives in Mumbai" in current
+    assert "Caroline loves painting sunsets" in current
+    assert "Caroline lives in Pune" not in current
+
+    too_many = api.post("/api/v1/ingest/batch", {"messages": [messages[0]] * 501}, format="json")
+    assert too_many.status_code == 400
+    bad_item = api.post(
+        "/api/v1/ingest/batch",
+        {"messages": [{**messages[0], "message_id": "new1"}, {**messages[0], "role": "x", "message_id": "new2"}]},
+        format="json",
+    )
+    assert bad_item.status_code == 400
+    assert not Message.objects.filter(tenant=tenant, external_id__in=["new1", "new2"]).exists()
+    assert api.post("/api/v1/ingest/batch", {"messages": []}, format="json").status_code == 400
+
+
+def test_event_endpoint_shows_processing_state(api, other_api):
+    event_id = ingest(api, "I have a cat named Mochi", message_id="m1").json()["event_id"]
+    body = api.get(f"/api/v1/events/{event_id}").json()
+    assert (body["state"], body["message_id"], body["processed"]) == ("extracted", "m1", False)
+    assert other_api.get(f"/api/v1/events/{event_id}").status_code == 404
+
+
+def test_interrupted_extraction_is_retried_without_losing_the_message(api, tenant):
+    body = ingest(api, "I have a sister named Maya", message_id="m1").json()
+    event = ContextEvent.objects.get(pk=body["event_id"])
+    # simulate a request that died after the ledger commit and before extraction finished
+    Memory.objects.filter(tenant=tenant).delete()
+    ContextEvent.objects.filter(pk=event.pk).update(
+        extracted_at=None, result={}, created_at=event.created_at.replace(year=2020)
+    )
+    assert pending_events_extract() == 1
+    assert "Has a sister named Maya" in contents(api)
+    assert ContextEvent.objects.get(pk=event.pk).extracted_at is not None
+    assert pending_events_extract() == 0  # idempotent
+
+
+def test_observation_becomes_memory(api, tenant):
+    api.post("/api/v1/contacts", {"contact_id": "arjun"}, format="json")
+    response = api.post(
+        "/api/v1/observations",
+        {
+            "content": "Prefers short emails",
+            "category": "preference",
+            "contact_id": "arjun",
+            "source_metadata": {"session_id": "s1"},
+        },
+        format="json",
+    )
+    assert response.status_code == 202
+    event = ContextEvent.objects.get(pk=response.json()["event_id"])
+    assert (event.event_type, event.source_metadata) == ("preference", {"source": "observation", "session_id": "s1"})
+    assert contents(api, type="preference") == ["Prefers short emails"]
+
+    brain = api.post("/api/v1/observations", {"content": "We sell sourdough bread", "category": "fact"}, format="json")
+    assert brain.status_code == 202
+    assert Memory.objects.get(tenant=tenant, contact__isnull=True).decay_rate == 0.01
+
+    assert api.post("/api/v1/observations", {"content": "x", "category": "gossip"}, format="json").status_code == 400
+    missing = api.post(
+        "/api/v1/observations", {"content": "x", "category": "fact", "contact_id": "nobody"}, format="json"
+    )
+    assert missing.status_code == 404
+
+
+def test_memory_crud_and_history(api, tenant, issued_key):
+    created = api.post("/api/v1/memories", {"content": "Allergic to peanuts", "memory_type": "semantic"}, format="json")
+    assert created.status_code == 201, created.content
+    memory_id = created.json()["id"]
+    assert created.json()["memory_type"] == "fact"  # seed type "semantic" maps to fact
+    assert created.json()["contact_id"] is None
+
+    patched = api.patch(
+        f"/api/v1/memories/{memory_id}", {"content": "Severely allergic to peanuts", "is_pinned": True}, format="json"
+    )
+    assert patched.status_code == 200
+    assert (patched.json()["content"], patched.json()["is_pinned"]) == ("Severely allergic to peanuts", True)
+    memory = Memory.objects.get(pk=memory_id)
+    assert memory.embedding is not None
+
+    assert api.delete(f"/api/v1/memories/{memory_id}").status_code == 204
+    assert api.get("/api/v1/memories").json()["results"] == []
+    history = api.get(f"/api/v1/memories/{memory_id}/history").json()["history"]
+    assert [row["action"] for row in history] == ["created", "edited", "pinned", "deleted"]
+    assert {row["actor"] for row in history} == {f"api_key:{issued_key.prefix}"}
+    assert history[1]["before"]["content"] == "Allergic to peanuts"
+    assert history[1]["after"]["content"] == "Severely allergic to peanuts"
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [{"content": ""}, {"importance": 1.5}, {}, {"is_pinned": "maybe"}],
+    ids=["empty-content", "importance-over-1", "nothing", "bad-bool"],
+)
+def test_bad_memory_edit_is_400(api, payload):
+    memory_id = api.post(
+        "/api/v1/memories", {"content": "Likes jazz", "memory_type": "preference"}, format="json"
+    ).json()["id"]
+    assert api.patch(f"/api/v1/memories/{memory_id}", payload, format="json").status_code == 400
+    assert Memory.objects.get(pk=memory_id).content == "Likes jazz"
+
+
+def test_memories_are_isolated_between_contacts_and_tenants(api, other_api, tenant):
+    ingest(api, "I have a dog named Bruno", contact="a", message_id="a1")
+    ingest(api, "I have a cat named Mochi", contact="b", conversation="conv-b", message_id="b1")
+    assert not any("Mochi" in content for content in contents(api, contact="a"))
+    assert not any("Bruno" in content for content in contents(api, contact="b"))
+    memory_id = Memory.objects.filter(tenant=tenant).first().pk
+    assert other_api.get(f"/api/v1/memories/{memory_id}").status_code == 404
+    assert other_api.patch(f"/api/v1/memories/{memory_id}", {"content": "hacked"}, format="json").status_code == 404
+    assert other_api.delete(f"/api/v1/memories/{memory_id}").status_code == 404
+    assert other_api.get(f"/api/v1/memories/{memory_id}/history").status_code == 404
+    assert other_api.get("/api/v1/memories").json()["results"] == []
+    assert other_api.get("/api/v1/memories", {"contact_id": "a"}).status_code == 404
+    assert Memory.objects.filter(tenant=tenant, deleted_at__isnull=False).count() == 0
+    assert MemoryRevision.objects.filter(actor__startswith="api_key:", action="edited").count() == 0
+
+
+def test_same_entity_mentioned_again_links_to_the_existing_one(api, tenant):
+    ingest(api, "My dog Bruno is three years old", message_id="m1")
+    ingest(api, "Bruno ate my shoes again today", message_id="m2")
+    assert Entity.objects.filter(tenant=tenant, slug="bruno").count() == 1
+    bruno = Entity.objects.get(tenant=tenant, slug="bruno")
+    assert bruno.mention_count >= 2
+    assert Memory.objects.filter(entities=bruno, content__contains="shoes").exists()
+
+
+def test_memory_list_filters(api):
+    ingest(api, "I have a dog named Bruno. I love biryani", message_id="m1")
+    assert contents(api, type="preference") == ["Loves biryani"]
+    assert contents(api, entity="pet:bruno") == sorted(
+        ["Has a dog named Bruno", "I have a dog named Bruno. I love biryani"]
+    )
+    assert api.get("/api/v1/memories", {"type": "nonsense"}).status_code == 400
+    assert api.get("/api/v1/memories/not-a-uuid").status_code == 404

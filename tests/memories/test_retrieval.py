@@ -1,0 +1,309 @@
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from apps.contacts.models import ContactState
+from apps.core.tokens import count_tokens
+from apps.memories import retrieval, scoring
+from apps.memories.models import Memory
+from apps.memories.retrieval import memory_search
+from apps.memories.services.access import access_flush
+from apps.memories.services.ingest import memory_add
+from tests.factories import ContactFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def add(tenant, contact, content, memory_type="fact", **extra):
+    change = memory_add(tenant=tenant, contact=contact, memory_type=memory_type, content=content, actor="test", **extra)
+    assert change.action == "created", change
+    return change.memory
+
+
+GARDEN_TOPICS = [
+    "the tomato plants need staking before the storm",
+    "compost heap smells after rain",
+    "bought neem oil for aphids",
+    "the mango sapling finally flowered",
+    "drip irrigation timer set to six am",
+    "neighbour's cat digs the herb bed",
+    "chilli seedlings moved to bigger pots",
+    "rainwater barrel overflowed in June",
+    "pruned the bougainvillea hard",
+    "marigolds keep nematodes away from the beans",
+    "soil test showed low nitrogen",
+    "garden shed roof leaks",
+    "planted curry leaf near the gate",
+    "bees love the basil flowers",
+    "lost the okra to fungus",
+]
+
+
+def bulk_memories(tenant, contact, contents):
+    """Many distinct memories at once (no dedup: these tests are about budgets, not extraction)."""
+    from apps.memories.embeddings import content_hash, get_embedder
+
+    vectors = get_embedder().embed_batch(contents)
+    now = timezone.now()
+    Memory.objects.bulk_create(
+        [
+            Memory(
+                tenant=tenant,
+                contact=contact,
+                memory_type="fact",
+                content=content,
+                content_hash=content_hash(content),
+                embedding=vector.tolist(),
+                importance=0.7,
+                base_importance=0.7,
+                decay_rate=0.003,
+                accessed_at=now,
+                occurred_at=now,
+                valid_from=now,
+            )
+            for content, vector in zip(contents, vectors, strict=True)
+        ]
+    )
+
+
+@pytest.fixture
+def contact(tenant):
+    return ContactFactory(tenant=tenant, external_id="arjun", display_name="Arjun")
+
+
+@pytest.fixture
+def single_source(monkeypatch):
+    """Shrink the vector candidate list to one so each source's own hits can be told apart."""
+    monkeypatch.setattr(retrieval, "VECTOR_CANDIDATES", 1)
+
+
+def test_keyword_only_hit_is_not_dropped(tenant, contact, single_source):
+    add(tenant, contact, "Loves hiking in the mountains every weekend")
+    target = add(tenant, contact, "Ordered a blender from the zyxwvut shop")
+    result = memory_search(tenant=tenant, contact=contact, query="mountain hiking trips or zyxwvut", top_k=5)
+    by_id = {item.memory.pk: item for item in result.results}
+    assert target.pk in by_id
+    assert by_id[target.pk].found_by == ("keyword",)
+    assert by_id[target.pk].bm25 > 0
+
+
+def test_entity_only_hit_is_not_dropped(tenant, contact, single_source, api):
+    api.post(
+        "/api/v1/ingest",
+        {
+            "contact_id": "arjun",
+            "conversation_id": "c",
+            "message": "My dog Bruno is a golden retriever",
+            "role": "user",
+            "message_id": "m1",
+        },
+        format="json",
+    )
+    episode = Memory.objects.get(tenant=tenant, memory_type="episode")
+    Memory.objects.filter(pk=episode.pk).update(content="chewed the sofa cushions yesterday")
+    add(tenant, contact, "Thinks the weather is nice")
+    result = memory_search(tenant=tenant, contact=contact, query="what about bruno's health?", top_k=10)
+    by_id = {item.memory.pk: item for item in result.results}
+    assert episode.pk in by_id
+    assert "entity" in by_id[episode.pk].found_by
+    assert "keyword" not in by_id[episode.pk].found_by
+    assert by_id[episode.pk].signals.entity_match == 1.0
+    assert by_id[episode.pk].matched_entities == ("pet:bruno",)
+
+
+def test_vector_only_hit(tenant, contact):
+    target = add(tenant, contact, "Has a dog")
+    result = memory_search(tenant=tenant, contact=contact, query="canine companion", top_k=5)
+    (hit,) = [item for item in result.results if item.memory.pk == target.pk]
+    assert hit.found_by == ("vector",)
+    assert hit.bm25 == 0.0
+    assert hit.cosine > 0.2
+
+
+def test_score_is_the_weighted_sum_of_its_signals(tenant, contact):
+    memory = add(tenant, contact, "Works at Infosys as a backend engineer", importance=0.6)
+    now = timezone.now()
+    Memory.objects.filter(pk=memory.pk).update(access_count=5, accessed_at=now - timedelta(days=73))
+    (hit,) = memory_search(tenant=tenant, contact=contact, query="Where does he work?", top_k=1, now=now).results
+    assert hit.signals.recency == pytest.approx(0.8, abs=1e-6)
+    assert hit.signals.importance == 0.6
+    assert hit.signals.access_frequency == 0.25
+    assert hit.signals.entity_match == 0.0
+    assert hit.signals.similarity == pytest.approx(retrieval.relevance(cosine=hit.cosine, bm25=hit.bm25))
+    expected = 0.35 * hit.signals.similarity + 0.25 * 0.8 + 0.20 * 0.6 + 0.10 * 0.25 + 0.10 * 0.0
+    assert hit.score == pytest.approx(expected, abs=1e-6)
+
+
+def test_tenant_weight_override_changes_the_score(tenant, contact):
+    add(tenant, contact, "Works at Infosys as a backend engineer", importance=0.6)
+    tenant.settings = {
+        "retrieval_weights": {
+            "contact": {
+                "similarity": 0.0,
+                "recency": 0.0,
+                "importance": 1.0,
+                "access_frequency": 0.0,
+                "entity_match": 0.0,
+            }
+        }
+    }
+    tenant.save()
+    (hit,) = memory_search(tenant=tenant, contact=contact, query="work", top_k=1).results
+    assert hit.score == 0.6
+
+
+def test_superseded_deleted_compressed_expired_and_faded_are_excluded(tenant, contact):
+    kept = add(tenant, contact, "Lives in Chennai")
+    superseded = add(tenant, contact, "Grew up near the old Chennai railway station with three cousins")
+    deleted = add(tenant, contact, "Sold a vintage motorbike to a collector from Chennai")
+    compressed = add(tenant, contact, "Watched a cricket final in a packed Chennai stadium", memory_type="episode")
+    expired = add(tenant, contact, "Is stuck in Chennai traffic right now", memory_type="episode")
+    faded = add(tenant, contact, "Once ate dosa at a Chennai beach stall during the monsoon", memory_type="episode")
+    now = timezone.now()
+    Memory.objects.filter(pk=superseded.pk).update(valid_to=now, superseded_by=kept)
+    Memory.objects.filter(pk=deleted.pk).update(deleted_at=now)
+    Memory.objects.filter(pk=compressed.pk).update(is_compressed=True)
+    Memory.objects.filter(pk=expired.pk).update(expires_at=now - timedelta(minutes=1))
+    Memory.objects.filter(pk=faded.pk).update(importance=0.05)
+    ids = {item.memory.pk for item in memory_search(tenant=tenant, contact=contact, query="Chennai", top_k=50).results}
+    assert ids == {kept.pk}
+    with_compressed = memory_search(tenant=tenant, contact=contact, query="Chennai", top_k=50, include_compressed=True)
+    assert {item.memory.pk for item in with_compressed.results} == {kept.pk, compressed.pk}
+
+
+def test_search_is_scoped_to_contact_and_tenant(tenant, other_tenant, contact):
+    other_contact = ContactFactory(tenant=tenant)
+    foreign_contact = ContactFactory(tenant=other_tenant)
+    add(tenant, contact, "Has a dog named Bruno")
+    add(tenant, other_contact, "Has a dog named Rex")
+    add(other_tenant, foreign_contact, "Has a dog named Max")
+    add(tenant, None, "We sell dog treats")
+    contents = {
+        item.memory.content for item in memory_search(tenant=tenant, contact=contact, query="dog", top_k=50).results
+    }
+    assert contents == {"Has a dog named Bruno"}
+    brain = {item.memory.content for item in memory_search(tenant=tenant, contact=None, query="dog", top_k=50).results}
+    assert brain == {"We sell dog treats"}
+
+
+def test_search_api_explain_sources_and_access_counts(api, other_api, tenant):
+    api.post(
+        "/api/v1/ingest",
+        {
+            "contact_id": "arjun",
+            "conversation_id": "c",
+            "message": "I work at Infosys",
+            "role": "user",
+            "message_id": "m-7",
+        },
+        format="json",
+    )
+    response = api.post(
+        "/api/v1/memories/search", {"query": "Infosys job", "contact_id": "arjun", "explain": True}, format="json"
+    )
+    assert response.status_code == 200, response.content
+    top = response.json()["results"][0]
+    assert top["content"] == "Works at Infosys"
+    assert top["sources"] == ["m-7"]
+    assert set(top["explain"]["signals"]) == {"similarity", "recency", "importance", "access_frequency", "entity_match"}
+    assert "keyword" in top["explain"]["found_by"]
+    memory = Memory.objects.get(pk=top["id"])
+    assert memory.access_count == 0  # nothing written on the request path
+    assert access_flush() == len(response.json()["results"])
+    memory.refresh_from_db()
+    assert memory.access_count == 1
+    assert (
+        other_api.post(
+            "/api/v1/memories/search", {"query": "Infosys", "contact_id": "arjun"}, format="json"
+        ).status_code
+        == 404
+    )
+    assert other_api.post("/api/v1/memories/search", {"query": "Infosys"}, format="json").json()["results"] == []
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [{}, {"query": "x", "top_k": 51}, {"query": "x", "top_k": 0}, {"query": "x", "memory_types": ["gossip"]}],
+    ids=["no-query", "top-k-too-big", "top-k-zero", "bad-type"],
+)
+def test_search_bad_input_is_400(api, payload):
+    assert api.post("/api/v1/memories/search", payload, format="json").status_code == 400
+
+
+def test_read_only_key_may_search(tenant):
+    from rest_framework.test import APIClient
+
+    from tests.factories import ApiKeyFactory
+
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {ApiKeyFactory(tenant=tenant, scopes=('read',)).plaintext}")
+    assert client.post("/api/v1/memories/search", {"query": "anything"}, format="json").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("stage", "budget"),
+    [("new", 0), ("building", 500), ("established", 1200), ("deep", 2000), ("fading", 800), ("dormant", 200)],
+)
+def test_context_budget_follows_the_relationship_stage(api, tenant, contact, stage, budget):
+    ContactState.objects.create(contact=contact, tenant=tenant, relationship_stage=stage)
+    bulk_memories(tenant, contact, [f"Garden note {index}: {topic}" for index, topic in enumerate(GARDEN_TOPICS * 4)])
+    body = api.get("/api/v1/context/arjun", {"query": "garden"}).json()
+    assert body["memory_budget"] == budget
+    assert body["tokens_used"] <= budget
+    assert body["state"]["relationshipStage"] == stage
+    lines = [line for line in body["context_text"].splitlines() if line.startswith("[")]
+    assert len(lines) == len(body["memories"])
+    assert body["tokens_used"] == sum(count_tokens(line) for line in lines)
+    if budget == 0:
+        assert body["memories"] == [] and "<memory>" not in body["context_text"]
+    else:
+        assert body["memories"] and "<memory>" in body["context_text"]
+
+
+def test_context_puts_preferences_first_and_drops_the_lowest_scored(api, tenant, contact):
+    ContactState.objects.create(contact=contact, tenant=tenant, relationship_stage="deep")
+    add(tenant, contact, "Works at Infosys in Chennai", importance=0.9)
+    add(tenant, contact, "Has a golden retriever named Bruno", importance=0.8)
+    add(tenant, contact, "Doesn't like talking about politics", memory_type="preference", importance=0.3)
+    body = api.get("/api/v1/context/arjun", {"query": "work", "token_budget": 1000, "explain": "true"}).json()
+    assert body["memories"][0]["memory_type"] == "preference"
+    lines = body["context_text"].splitlines()
+    assert lines[lines.index("<memory>") + 1] == "[PREFERENCE] Doesn't like talking about politics"
+    scores = [m["score"] for m in body["memories"][1:]]
+    assert scores == sorted(scores, reverse=True)
+    # a budget that fits the preference and one fact drops the lowest-scored fact
+    small = api.get("/api/v1/context/arjun", {"query": "work", "token_budget": 20, "explain": "true"}).json()
+    kept = [m["content"] for m in small["memories"]]
+    assert kept[0] == "Doesn't like talking about politics"
+    assert small["tokens_used"] <= 20
+    assert len(small["dropped"]) >= 1
+    assert (
+        min(m["score"] for m in small["memories"][1:] or [{"score": 1}]) >= max(d["score"] for d in small["dropped"])
+        or len(kept) == 1
+    )
+
+
+def test_context_excludes_superseded_facts(api, tenant, contact):
+    ContactState.objects.create(contact=contact, tenant=tenant, relationship_stage="established")
+    old = add(tenant, contact, "Lives in Pune")
+    new = add(tenant, contact, "Lives in Mumbai")
+    Memory.objects.filter(pk=old.pk).update(valid_to=timezone.now(), superseded_by=new)
+    body = api.get("/api/v1/context/arjun", {"query": "where does he live"}).json()
+    contents = [m["content"] for m in body["memories"]]
+    assert "Lives in Mumbai" in contents
+    assert "Lives in Pune" not in contents
+
+
+def test_context_isolation_and_bad_input(api, other_api, tenant, contact):
+    assert other_api.get("/api/v1/context/arjun").status_code == 404
+    assert api.get("/api/v1/context/nobody").status_code == 404
+    assert api.get("/api/v1/context/arjun", {"token_budget": -1}).status_code == 400
+    assert api.get("/api/v1/context/arjun", {"token_budget": "lots"}).status_code == 400
+
+
+def test_tenant_retrieval_weights_are_used_for_brain_scope(tenant):
+    weights = retrieval.weights_for(tenant=tenant, is_tenant_scope=True)
+    assert weights == scoring.TENANT_WEIGHTS
