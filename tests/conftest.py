@@ -78,51 +78,54 @@ def _test_database_url() -> str:
     return f"postgresql://{params['USER']}:{params['PASSWORD']}@{host}:{params['PORT'] or 5432}/{params['NAME']}"
 
 
-@pytest.fixture(scope="session")
-def celery_worker_process(django_db_setup, django_db_blocker) -> Iterator[subprocess.Popen[bytes]]:
+def start_celery_worker(
+    *, database_url: str, name: str = "test", queues: str = "celery", extra_env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
     """A real `celery worker` process consuming from the test Redis and writing to the test database."""
-    with django_db_blocker.unblock():
-        database_url = _test_database_url()
-    log_path = ROOT / "var" / "test" / "celery-worker.log"
+    log_path = ROOT / "var" / "test" / f"celery-{name}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings.test",
         "DATABASE_URL": database_url,
         "REDIS_URL": settings.REDIS_URL,
+        **(extra_env or {}),
     }
     with open(log_path, "wb") as log:
         process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "config",
-                "worker",
-                "--pool=solo",
-                "--loglevel=INFO",
-                "--without-gossip",
-                "--without-mingle",
-                "--hostname=test@%h",
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
+            [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo", "--loglevel=INFO",
+             "--without-gossip", "--without-mingle", "--without-heartbeat", f"--hostname={name}@%h", "-Q", queues],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
     deadline = time.monotonic() + 60
     while b"ready." not in log_path.read_bytes():
         if process.poll() is not None or time.monotonic() > deadline:
             process.kill()
             raise RuntimeError(f"celery worker did not start:\n{log_path.read_text()[-3000:]}")
         time.sleep(0.2)
-    yield process
+    return process
+
+
+def stop_celery_worker(process: subprocess.Popen[bytes]) -> None:
     process.terminate()
     try:
         process.wait(timeout=20)
     except subprocess.TimeoutExpired:
         process.kill()
+        process.wait()
+
+
+@pytest.fixture(scope="session")
+def test_database_url(django_db_setup, django_db_blocker) -> str:
+    with django_db_blocker.unblock():
+        return _test_database_url()
+
+
+@pytest.fixture(scope="session")
+def celery_worker_process(test_database_url) -> Iterator[subprocess.Popen[bytes]]:
+    process = start_celery_worker(database_url=test_database_url)
+    yield process
+    stop_celery_worker(process)
 
 
 def wait_until(predicate, *, timeout: float = 20.0, interval: float = 0.1):

@@ -136,7 +136,9 @@ def contact_state_update(
             sessions_count=state.sessions_count,
             active_streak=state.active_streak,
             last_seen_at=state.last_seen_at,
-            now=max(now, state.last_seen_at),
+            # as of this message: imported history gets the stage it had then; the periodic refresh
+            # moves it to fading / dormant as real time passes
+            now=state.last_seen_at,
         )
         state.churn_risk = stages.churn_risk(days_inactive=0.0, engagement_drop=0.0, current=state.churn_risk)
         guidance = None

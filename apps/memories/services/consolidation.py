@@ -194,9 +194,7 @@ def outcomes_boost(*, conversation: Conversation) -> int:
     """A message carrying metadata {"outcome": "positive", "decision_message_id": "<id>"} boosts, once, the
     memories that came from the decision message by +0.1 (ai-brain-memory.txt §4.3, outcome-boosted)."""
     boosted = 0
-    outcomes = Message.objects.filter(conversation=conversation, metadata__outcome="positive").exclude(
-        metadata__decision_message_id=None
-    )
+    outcomes = Message.objects.filter(conversation=conversation, metadata__outcome="positive")
     for message in outcomes:
         decision_id = message.metadata.get("decision_message_id")
         if not decision_id:
@@ -206,8 +204,10 @@ def outcomes_boost(*, conversation: Conversation) -> int:
             source_message_ids__contains=[decision_id],
             valid_to__isnull=True,
             deleted_at__isnull=True,
-        ).exclude(metadata__outcome_boosted_by__contains=message.external_id)
+        )
         for memory in related:
+            if message.external_id in memory.metadata.get("outcome_boosted_by", []):
+                continue  # each outcome boosts once
             before = memory_snapshot(memory)
             memory.importance = round(scoring.clamp(memory.importance + scoring.OUTCOME_BOOST), 4)
             memory.base_importance = memory.importance

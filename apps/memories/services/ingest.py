@@ -101,7 +101,9 @@ def memory_change_summary(change: MemoryChange) -> dict[str, Any]:
     }
 
 
-def _candidates_for_message(*, text: str, role: str, speaker: str, is_tenant_scope: bool) -> list[Candidate]:
+def _candidates_for_message(
+    *, text: str, role: str, speaker: str, is_tenant_scope: bool, session_id: str = ""
+) -> list[Candidate]:
     extraction = extract(text, scope="tenant" if is_tenant_scope else "contact", role=role)
     if extraction.is_low_content:
         return []
@@ -119,6 +121,7 @@ def _candidates_for_message(*, text: str, role: str, speaker: str, is_tenant_sco
                 polarity=item.polarity,
                 entities=tuple(item.entities),
                 metadata={"speaker": speaker} if speaker else {},
+                source_session_id=session_id if item.memory_type == "episode" else "",
             )
         )
     if candidates and extraction.entities:
@@ -141,6 +144,7 @@ def _candidates_for_event(event: ContextEvent) -> list[Candidate]:
             role=event.message.role,
             speaker=event.message.speaker,
             is_tenant_scope=is_tenant_scope,
+            session_id=str((event.source_metadata or {}).get("conversation_id", "")),
         )
     return _candidates_for_observation(event)
 

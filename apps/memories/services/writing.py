@@ -47,6 +47,7 @@ class Candidate:
     expires_at: datetime | None = None
     importance: float | None = None  # explicit (API add, pattern): skips the novelty/salience formula
     is_pinned: bool = False
+    source_session_id: str = ""  # the conversation an episode belongs to (session compression groups by it)
 
 
 @dataclass(frozen=True)
@@ -331,6 +332,7 @@ def _write_one(
         occurred_at=occurred_at,
         valid_from=occurred_at,
         slot=candidate.slot[:120],
+        source_session_id=candidate.source_session_id[:255],
         is_pinned=candidate.is_pinned,
         expires_at=candidate.expires_at,
         source_message_ids=list(source_message_ids),

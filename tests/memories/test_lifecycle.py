@@ -1,0 +1,307 @@
+"""Decay, compression, pruning, merging and session flush on a controlled clock (the `now` argument)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from apps.conversations.models import Conversation
+from apps.core.redis import get_redis
+from apps.entities.models import Entity
+from apps.memories.embeddings import content_hash, get_embedder
+from apps.memories.models import ConsolidationRun, Memory, MemoryEntity, MemoryRevision
+from apps.memories.retrieval import memory_search
+from apps.memories.services import lifecycle
+from apps.memories.services.consolidation import conversation_consolidate, near_duplicates_merge
+from apps.memories.services.ingest import IngestItem, ingest_messages
+from apps.memories.services.scheduling import consolidation_schedule
+from apps.memories.services.sessions import idle_conversations_flush
+from tests.factories import ContactFactory
+
+pytestmark = pytest.mark.django_db
+
+T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def contact(tenant):
+    return ContactFactory(tenant=tenant, external_id="arjun", display_name="Arjun")
+
+
+def make(tenant, contact, content, memory_type="fact", *, importance=0.7, rate=0.003, at=T0, **fields):
+    vector = get_embedder().embed_batch([content])[0]
+    return Memory.objects.create(
+        tenant=tenant, contact=contact, memory_type=memory_type, content=content, content_hash=content_hash(content),
+        embedding=vector.tolist(), importance=importance, base_importance=importance, decay_rate=rate,
+        accessed_at=at, occurred_at=at, valid_from=at, **fields,
+    )  # fmt: skip
+
+
+def ingest(tenant, contact_id, text, message_id, at, conversation="conv-1", **extra):
+    item = IngestItem(
+        contact_id=contact_id,
+        conversation_id=conversation,
+        message=text,
+        message_id=message_id,
+        occurred_at=at,
+        **extra,
+    )
+    return ingest_messages(tenant=tenant, items=[item], actor="test")[0]
+
+
+def test_decay_is_idempotent_and_exact(tenant, contact):
+    fact = make(tenant, contact, "Works at Infosys", importance=0.7, rate=0.003)
+    episode = make(tenant, contact, "Talked about the weather", "episode", importance=0.5, rate=0.008)
+    pinned = make(tenant, contact, "Allergic to peanuts", importance=0.9, rate=0.003, is_pinned=True)
+    fresh = make(tenant, contact, "Visited Goa", "episode", importance=0.5, rate=0.008, at=T0 + timedelta(days=15))
+
+    # once at day 17, or at day 10, 12, 17 — same result: 10 decaying days after the 7-day grace
+    assert lifecycle.memories_decay(tenant=tenant, contact=contact, now=T0 + timedelta(days=10)) == 2
+    lifecycle.memories_decay(tenant=tenant, contact=contact, now=T0 + timedelta(days=12))
+    lifecycle.memories_decay(tenant=tenant, contact=contact, now=T0 + timedelta(days=17))
+    lifecycle.memories_decay(tenant=tenant, contact=contact, now=T0 + timedelta(days=17))
+    values = dict(
+        Memory.objects.filter(pk__in=[fact.pk, episode.pk, pinned.pk, fresh.pk]).values_list("pk", "importance")
+    )
+    assert values[fact.pk] == pytest.approx(0.67)
+    assert values[episode.pk] == pytest.approx(0.42)
+    assert values[pinned.pk] == 0.9
+    assert values[fresh.pk] == 0.5  # accessed 2 days ago: still in the grace period
+    decayed = MemoryRevision.objects.filter(memory=episode, action="decayed")
+    assert decayed.exists()
+    assert decayed.last().after == {"importance": pytest.approx(0.42)}
+
+
+def test_access_restarts_the_decay_clock(tenant, contact):
+    from apps.memories.services.access import access_flush, access_record
+
+    episode = make(tenant, contact, "Talked about cricket", "episode", importance=0.5, rate=0.008)
+    access_record(memory_ids=[episode.pk], at=T0 + timedelta(days=17))
+    access_flush()
+    episode.refresh_from_db()
+    # decayed to 0.42 at the access, which becomes the new anchor
+    assert (episode.importance, episode.base_importance, episode.access_count) == (0.42, 0.42, 1)
+    assert episode.accessed_at == T0 + timedelta(days=17)
+    lifecycle.memories_decay(tenant=tenant, contact=contact, now=T0 + timedelta(days=20))
+    episode.refresh_from_db()
+    assert episode.importance == 0.42
+
+
+def test_prune_only_faded_and_idle(tenant, contact):
+    now = T0 + timedelta(days=100)
+    faded = make(tenant, contact, "Said hi once", "episode", importance=0.05, at=now - timedelta(days=31))
+    recent = make(tenant, contact, "Said hello again", "episode", importance=0.05, at=now - timedelta(days=29))
+    pinned = make(tenant, contact, "Said hey", "episode", importance=0.05, at=now - timedelta(days=60), is_pinned=True)
+    assert lifecycle.memories_prune(tenant=tenant, contact=contact, now=now) == 1
+    faded.refresh_from_db()
+    assert (faded.deletion_reason, faded.deleted_at is not None) == ("pruned", True)
+    assert list(faded.revisions.values_list("action", "actor")) == [("pruned", "system")]
+    assert Memory.objects.get(pk=recent.pk).deleted_at is None
+    assert Memory.objects.get(pk=pinned.pk).deleted_at is None
+
+
+def test_purge_respects_retention(tenant, contact):
+    now = T0 + timedelta(days=400)
+    old = make(
+        tenant, contact, "Gone long ago", "episode", deleted_at=now - timedelta(days=366), deletion_reason="pruned"
+    )
+    young = make(
+        tenant, contact, "Gone lately", "episode", deleted_at=now - timedelta(days=10), deletion_reason="deleted"
+    )
+    assert lifecycle.memories_purge(tenant=tenant, now=now) >= 1
+    assert not Memory.objects.filter(pk=old.pk).exists()
+    assert Memory.objects.filter(pk=young.pk).exists()
+
+
+BRUNO_DAYS = [
+    "Bruno went to the vet for his vaccinations",
+    "Bruno ate my shoes this morning",
+    "Bruno ate my shoes again, unbelievable",
+    "Bruno learned a new trick, he can roll over",
+    "Took Bruno to the park and he chased pigeons",
+    "Bruno got a new blue collar",
+]
+
+
+def test_episodes_sharing_an_entity_become_one_pattern(tenant):
+    ingest(tenant, "arjun", "My dog Bruno is a golden retriever", "m0", T0, display_name="Arjun")
+    for day, text in enumerate(BRUNO_DAYS, start=1):
+        ingest(tenant, "arjun", text, f"m{day}", T0 + timedelta(days=day), conversation=f"c{day}")
+    contact = tenant.contacts.get()
+    episodes = Memory.objects.filter(tenant=tenant, contact=contact, memory_type="episode")
+    # "ate my shoes again" reinforced "ate my shoes this morning" (cosine ≥ 0.90): one episode, both sources
+    assert episodes.count() == 6
+    now = T0 + timedelta(days=10)
+    assert lifecycle.episodes_compress(tenant=tenant, contact=contact, now=now, subject="Arjun") == 1
+    pattern = Memory.objects.get(tenant=tenant, contact=contact, memory_type="pattern")
+    assert pattern.importance == 0.8
+    assert pattern.content.startswith("Arjun frequently talks about Bruno")
+    assert "pet:bruno" in {entity.key for entity in pattern.entities.all()}
+    compressed = episodes.filter(is_compressed=True)
+    assert compressed.count() == 6
+    assert set(compressed.values_list("compressed_into", flat=True)) == {pattern.pk}
+    assert set(pattern.source_message_ids) == {f"m{i}" for i in range(7)}
+    assert set(compressed.first().revisions.values_list("action", flat=True)) >= {"compressed"}
+    # compressed episodes leave context but stay queryable
+    results = memory_search(tenant=tenant, contact=contact, query="Bruno shoes", top_k=20).results
+    assert all(not item.memory.is_compressed for item in results)
+    assert pattern.pk in {item.memory.pk for item in results}
+    with_compressed = memory_search(
+        tenant=tenant, contact=contact, query="Bruno shoes", top_k=20, include_compressed=True
+    )
+    assert any(item.memory.is_compressed for item in with_compressed.results)
+    # idempotent: nothing left to compress
+    assert lifecycle.episodes_compress(tenant=tenant, contact=contact, now=now) == 0
+
+
+def test_fewer_than_five_episodes_stay_raw(tenant):
+    for day, text in enumerate(BRUNO_DAYS[:4], start=1):
+        ingest(tenant, "arjun", text, f"m{day}", T0 + timedelta(days=day), conversation=f"c{day}")
+    contact = tenant.contacts.get()
+    assert lifecycle.episodes_compress(tenant=tenant, contact=contact, now=T0 + timedelta(days=30)) == 0
+    assert not Memory.objects.filter(tenant=tenant, is_compressed=True).exists()
+
+
+TOPICS = [
+    "We planned the sprint for the payments service and agreed to ship refunds by Friday",
+    "My sister Maya is getting married in Jaipur next March",
+    "The quarterly report showed revenue of 4.2 million rupees",
+    "I started learning the violin with a teacher called Mr Rao",
+    "Our team migrated the database from MySQL to PostgreSQL 16",
+    "I booked flights to Lisbon for the conference on 12 May",
+    "The landlord raised the rent by 8 percent this year",
+    "I ran my first half marathon in 2 hours 5 minutes",
+    "We adopted a kitten named Pepper from the shelter",
+    "The doctor said my vitamin D level is low at 14",
+    "I finished reading Sapiens and started Dune",
+    "Grandpa turned 90 and we threw a party in Chennai",
+]
+
+
+def test_session_compression_summarises_the_oldest_half(tenant):
+    for index, text in enumerate(TOPICS):
+        ingest(tenant, "arjun", text, f"s{index}", T0 + timedelta(days=index), conversation=f"session-{index}")
+    contact = tenant.contacts.get()
+    now = T0 + timedelta(days=40)
+    assert lifecycle.sessions_compress(tenant=tenant, contact=contact, now=now, threshold=10) == 5
+    summaries = Memory.objects.filter(tenant=tenant, contact=contact, metadata__compression_source=True)
+    assert sorted(summaries.values_list("source_session_id", flat=True)) == [f"session-{i}" for i in range(5)]
+    first = summaries.get(source_session_id="session-0")
+    assert first.memory_type == "fact"
+    assert "payments" in first.content and "Friday" in first.content
+    assert first.source_message_ids == ["s0"]
+    compressed = Memory.objects.filter(tenant=tenant, memory_type="episode", is_compressed=True)
+    assert set(compressed.values_list("source_session_id", flat=True)) == {f"session-{i}" for i in range(5)}
+    # 7 sessions left: under the threshold, nothing more happens
+    assert lifecycle.sessions_compress(tenant=tenant, contact=contact, now=now, threshold=10) == 0
+
+
+def test_near_duplicates_merge_keeps_the_more_specific(tenant, contact):
+    vague = make(tenant, contact, "Likes spicy food", "preference", importance=0.7, rate=0.005)
+    specific = make(tenant, contact, "Likes spicy food a lot", "preference", importance=0.75, rate=0.005)
+    assert near_duplicates_merge(tenant=tenant, contact=contact) == 1
+    survivor = Memory.objects.get(tenant=tenant, valid_to__isnull=True)
+    absorbed = Memory.objects.get(tenant=tenant, valid_to__isnull=False)
+    assert survivor.content == "Likes spicy food a lot"
+    assert survivor.importance == 0.8  # max(0.7, 0.75) + 0.05
+    assert absorbed.superseded_by_id == survivor.pk
+    assert {vague.pk, specific.pk} == {survivor.pk, absorbed.pk}
+    assert survivor.revisions.filter(action="merged").exists()
+    assert absorbed.revisions.filter(action="merged", related_memory=survivor).exists()
+
+
+def test_deferred_consolidation_links_entities_and_boosts_outcomes(tenant):
+    contact = ContactFactory(tenant=tenant, external_id="owner")
+    earlier = make(tenant, contact, "Went to the park with Bruno on Sunday", "episode", importance=0.5, rate=0.008)
+    ingest(tenant, "owner", "My dog Bruno loves the park", "d1", T0, conversation="conv-x")
+    decision = ingest(
+        tenant,
+        "owner",
+        "I will post the Diwali sweets recipe on Monday",
+        "d2",
+        T0 + timedelta(minutes=1),
+        conversation="conv-x",
+    )
+    boosted_ids = [m["id"] for m in decision.memories]
+    before = dict(Memory.objects.filter(pk__in=boosted_ids).values_list("pk", "importance"))
+    ingest(
+        tenant, "owner", "The recipe post got 340 views, three times the usual", "d3", T0 + timedelta(days=3),
+        conversation="conv-x", metadata={"outcome": "positive", "decision_message_id": "d2"},
+    )  # fmt: skip
+    conversation = Conversation.objects.get(tenant=tenant, external_id="conv-x")
+    stats = conversation_consolidate(conversation_id=str(conversation.pk))
+    assert stats["entity_links"] >= 1
+    assert MemoryEntity.objects.filter(memory=earlier, entity__slug="bruno").exists()
+    assert stats["outcome_boosted"] == len(boosted_ids) > 0
+    for memory in Memory.objects.filter(pk__in=boosted_ids):
+        assert memory.importance == pytest.approx(min(1.0, before[memory.pk] + 0.1))
+    # a second run boosts nothing more
+    assert conversation_consolidate(conversation_id=str(conversation.pk))["outcome_boosted"] == 0
+    run = ConsolidationRun.objects.filter(kind="deferred").order_by("id").first()
+    assert run.status == "done" and run.stats["outcome_boosted"] == len(boosted_ids)
+
+
+def test_consolidation_is_debounced_per_conversation(tenant):
+    ingest(tenant, "arjun", "hello there, I live in Pune", "a1", T0)
+    conversation = Conversation.objects.get(tenant=tenant)
+    get_redis().flushdb()
+    assert consolidation_schedule(conversation=conversation) is True
+    assert consolidation_schedule(conversation=conversation) is False
+    assert get_redis().ttl(f"engram:consolidate:pending:{conversation.pk}") > 0
+
+
+def test_idle_conversation_is_flushed(tenant, api):
+    now_base = datetime.now(tz=UTC)
+    ingest(tenant, "arjun", "I have a cat named Mochi", "f1", now_base - timedelta(minutes=10))
+    conversation = Conversation.objects.get(tenant=tenant)
+    from apps.conversations.window import window_append
+
+    window_append(conversation=conversation, message=conversation.messages.get())
+    assert get_redis().keys("engram:window:*")
+    assert idle_conversations_flush(now=now_base - timedelta(minutes=6)) == 0  # idle only 4 minutes then
+    assert idle_conversations_flush(now=now_base) == 1
+    assert idle_conversations_flush(now=now_base) == 0  # already flushed
+    conversation.refresh_from_db()
+    assert conversation.flushed_at == now_base
+    assert conversation.status == "open"
+    assert get_redis().keys("engram:window:*") == []
+    assert ConsolidationRun.objects.filter(kind="session_flush", status="done").count() == 1
+
+
+def test_close_api_flushes_and_closes(api, tenant, other_api):
+    api.post(
+        "/api/v1/ingest",
+        {"contact_id": "arjun", "conversation_id": "chat-9", "message": "I love jazz", "role": "user"},
+        format="json",
+    )
+    assert other_api.post("/api/v1/conversations/chat-9/close").status_code == 404
+    response = api.post("/api/v1/conversations/chat-9/close")
+    assert response.status_code == 200
+    assert response.json()["status"] == "closed"
+    conversation = Conversation.objects.get(tenant=tenant, external_id="chat-9")
+    assert (conversation.status, conversation.closed_at is not None) == ("closed", True)
+
+
+def test_periodic_job_runs_every_scope_and_logs(tenant, contact):
+    from apps.memories.services.periodic import tenant_consolidate
+
+    make(tenant, contact, "Said hi once", "episode", importance=0.05, at=T0)
+    make(tenant, None, "We sell sourdough", "fact", importance=0.7, rate=0.01, at=T0)
+    stats = tenant_consolidate(tenant=tenant, now=T0 + timedelta(days=60))
+    assert stats["scopes"] == 2
+    assert stats["pruned"] == 1
+    assert stats["decayed"] >= 1
+    brain = Memory.objects.get(tenant=tenant, contact__isnull=True)
+    assert brain.importance == 0.2  # 0.7 − 0.01 × 53 days would be 0.17: stated facts stop at the 0.2 floor
+    run = ConsolidationRun.objects.get(kind="periodic")
+    assert run.status == "done" and run.stats["pruned"] == 1
+
+
+def test_entity_typed_later_upgrades_the_bare_name(tenant):
+    ingest(tenant, "arjun", "Went hiking with Bruno today", "n1", T0)
+    assert Entity.objects.get(tenant=tenant, slug="bruno").entity_type == "name"
+    ingest(tenant, "arjun", "My dog Bruno is a beagle", "n2", T0 + timedelta(hours=1))
+    bruno = Entity.objects.get(tenant=tenant, slug="bruno")
+    assert bruno.entity_type == "pet"
+    assert bruno.memories.count() >= 2

@@ -1,0 +1,84 @@
+"""Lifecycle tasks through a real Celery worker process, the real Redis broker and PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+import signal
+
+import pytest
+
+from apps.memories.models import ConsolidationRun, ContextEvent, ProfileAudit
+from apps.memories.tasks import periodic_consolidation_task, process_context_events_task
+from tests.conftest import start_celery_worker, stop_celery_worker, wait_until
+from tests.factories import TenantFactory
+from tests.fake_openai import fake_openai_fixture  # noqa: F401  (the fixture is `fake_openai`)
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.celery_worker]
+
+
+def test_ingest_queues_debounced_consolidation_that_the_worker_runs(api, settings, celery_worker_process):
+    settings.ENGRAM = {**settings.ENGRAM, "CONSOLIDATION_DELAY_SECONDS": 1}
+    for index, text in enumerate(["I live in Pune", "I work at Infosys", "My dog Bruno is a beagle"]):
+        body = {
+            "contact_id": "arjun",
+            "conversation_id": "burst",
+            "message": text,
+            "role": "user",
+            "message_id": f"b{index}",
+        }
+        assert api.post("/api/v1/ingest", body, format="json").status_code == 202
+    run = wait_until(lambda: ConsolidationRun.objects.filter(kind="deferred", status="done").first())
+    assert run is not None, "the worker never ran the deferred consolidation"
+    assert run.contact.external_id == "arjun"
+    # three turns in a burst, one run (debounced)
+    assert ConsolidationRun.objects.filter(kind="deferred").count() == 1
+
+
+def test_periodic_consolidation_fans_out_per_tenant(celery_worker_process):
+    tenants = [TenantFactory(), TenantFactory()]
+    periodic_consolidation_task.delay()
+    done = wait_until(lambda: ConsolidationRun.objects.filter(kind="periodic", status="done").count() >= 2)
+    assert done
+    assert {run.tenant_id for run in ConsolidationRun.objects.filter(kind="periodic")} >= {t.pk for t in tenants}
+
+
+def test_killing_a_worker_mid_run_loses_nothing(api, tenant, fake_openai, test_database_url):
+    body = {
+        "contact_id": "arjun",
+        "conversation_id": "c1",
+        "message": "I work at Infosys",
+        "role": "user",
+        "message_id": "k1",
+    }
+    assert api.post("/api/v1/ingest", body, format="json").status_code == 202
+    llm_env = {"LLM_BASE_URL": fake_openai.base_url + "/v1", "LLM_API_KEY": "test", "LLM_TIMEOUT_SECONDS": "60"}
+    answer = json.dumps(
+        {"updated_scaffold": {"Work": "Infosys"}, "updated_working_memory": "Works at Infosys.", "facts_to_embed": []}
+    )
+
+    fake_openai.enqueue_delay(30, then=answer)  # the model is slow: the worker is killed while it waits
+    worker = start_celery_worker(
+        database_url=test_database_url, name="doomed", queues="lifecycle-test", extra_env=llm_env
+    )
+    try:
+        process_context_events_task.apply_async(queue="lifecycle-test")
+        assert wait_until(lambda: fake_openai.chat_requests, timeout=30), "the task never reached the model"
+        worker.send_signal(signal.SIGKILL)
+        worker.wait(timeout=10)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+    assert ContextEvent.objects.filter(tenant=tenant, processed=False).count() == 1
+    assert not ProfileAudit.objects.exists()
+
+    fake_openai.default_chat_content = answer
+    worker = start_celery_worker(
+        database_url=test_database_url, name="retry", queues="lifecycle-test", extra_env=llm_env
+    )
+    try:
+        process_context_events_task.apply_async(queue="lifecycle-test")  # what beat sends every minute
+        assert wait_until(lambda: not ContextEvent.objects.filter(tenant=tenant, processed=False).exists(), timeout=30)
+    finally:
+        stop_celery_worker(worker)
+    audit = ProfileAudit.objects.get()
+    assert (audit.source, audit.scaffold_after) == ("llm", {"Work": "Infosys"})
