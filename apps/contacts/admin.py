@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from apps.contacts.models import Contact, ContactState, CrisisReview, Insight, InteractionLog, Trigger
+from apps.contacts.services import contact_delete, contact_update
 from apps.contacts.services.state import crisis_review_resolve
 
 
@@ -16,12 +18,73 @@ class ReadOnlyAdmin(admin.ModelAdmin):
         return False
 
 
+class ContactAdminForm(forms.ModelForm):
+    class Meta:
+        model = Contact
+        fields = ("display_name", "channel", "metadata")
+
+
 @admin.register(Contact)
 class ContactAdmin(admin.ModelAdmin):
-    list_display = ("external_id", "display_name", "tenant", "channel", "last_seen_at", "created_at")
-    list_filter = ("tenant", "channel")
+    """Contacts: edited and erased through the contact services (they are created by the API and ingest).
+    The memory-level actions (export a contact, run consolidation) are added by apps/memories/admin.py,
+    which may import this app (not the reverse)."""
+
+    form = ContactAdminForm
+    list_display = (
+        "external_id",
+        "display_name",
+        "tenant",
+        "channel",
+        "stage",
+        "mood",
+        "churn_risk",
+        "last_seen_at",
+        "created_at",
+    )
+    list_filter = ("tenant", "channel", "state__relationship_stage", "state__mood")
+    list_select_related = ("tenant", "state")
     search_fields = ("external_id", "display_name")
-    readonly_fields = ("created_at", "updated_at", "last_seen_at")
+    fields = (
+        "tenant",
+        "external_id",
+        "display_name",
+        "channel",
+        "metadata",
+        "last_seen_at",
+        "created_at",
+        "updated_at",
+    )
+    readonly_fields = ("tenant", "external_id", "last_seen_at", "created_at", "updated_at")
+    date_hierarchy = "created_at"
+
+    @admin.display(description="stage", ordering="state__relationship_stage")
+    def stage(self, contact: Contact) -> str:
+        state = getattr(contact, "state", None)
+        return state.relationship_stage if state else "new"
+
+    @admin.display(description="mood", ordering="state__mood")
+    def mood(self, contact: Contact) -> str:
+        state = getattr(contact, "state", None)
+        return state.mood if state else "neutral"
+
+    @admin.display(description="churn risk", ordering="state__churn_risk")
+    def churn_risk(self, contact: Contact) -> str:
+        state = getattr(contact, "state", None)
+        return f"{state.churn_risk:.2f}" if state else "0.00"
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # contacts come from the API and ingest (their external id is the client's)
+
+    def save_model(self, request: HttpRequest, obj: Contact, form: forms.ModelForm, change: bool) -> None:
+        contact_update(contact=obj, data={name: form.cleaned_data[name] for name in form.changed_data})
+
+    def delete_model(self, request: HttpRequest, obj: Contact) -> None:
+        contact_delete(contact=obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Contact]) -> None:
+        for contact in queryset:
+            contact_delete(contact=contact)
 
 
 @admin.register(ContactState)
@@ -46,7 +109,9 @@ class ContactStateAdmin(ReadOnlyAdmin):
 class InteractionLogAdmin(ReadOnlyAdmin):
     list_display = ("contact", "occurred_at", "mood", "energy", "source", "previous_mood", "is_transition")
     list_filter = ("mood", "source", "is_transition", "tenant")
+    list_select_related = ("contact",)
     search_fields = ("contact__external_id", "message_id")
+    date_hierarchy = "occurred_at"
 
 
 @admin.register(CrisisReview)

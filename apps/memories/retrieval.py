@@ -21,7 +21,8 @@ from typing import Any
 
 import numpy as np
 from django.db import connection
-from django.db.models import Q
+from django.db.models import Count, Q
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 from django.utils.text import slugify
 from pgvector.django import CosineDistance
@@ -29,13 +30,14 @@ from pgvector.django import CosineDistance
 from apps.contacts.models import Contact
 from apps.entities.models import Entity
 from apps.entities.selectors import entities_named_in
+from apps.memories import relevance as relevance_rules
 from apps.memories import scoring
 from apps.memories.embeddings import get_embedder
 from apps.memories.models import Memory, MemoryEntity
 from apps.tenants.models import Tenant
 
-VECTOR_CANDIDATES = 60
-KEYWORD_CANDIDATES = 60
+VECTOR_CANDIDATES = 50
+KEYWORD_CANDIDATES = 50
 ENTITY_CANDIDATES = 60
 HNSW_EF_SEARCH = 100
 
@@ -250,7 +252,9 @@ def memory_search(
     for memory_id in keyword_tf:
         found_by.setdefault(memory_id, set()).add("keyword")
 
-    query_entities = entities_named_in(tenant=tenant, contact=contact, slugs=query_slugs(query))
+    query_entities = _discriminating(
+        entities_named_in(tenant=tenant, contact=contact, slugs=query_slugs(query)), scope=scope
+    )
     entity_ids = [entity.pk for entity in query_entities]
     if entity_ids:
         linked = (
@@ -263,38 +267,52 @@ def memory_search(
 
     if not found_by:
         return SearchResult(results=[], query_entities=query_entities, candidates=0)
+    for memory_id in _session_neighbours(scope=scope, memory_ids=list(found_by)):
+        found_by.setdefault(memory_id, set()).add("neighbour")
 
+    # one query for every candidate: cosine computed in PostgreSQL, the tsvectors as text for BM25;
+    # the 384 floats of each embedding never cross the wire
     candidates = list(
         Memory.objects.filter(pk__in=list(found_by))
         .select_related("contact")
         .prefetch_related("entities")
-        .defer("search_vector")
+        .defer("search_vector", "context_vector", "embedding")
+        .annotate(
+            cosine_distance=CosineDistance("embedding", vector_list),
+            tsv_text=RawSQL("memories_memory.search_vector::text", []),
+            context_text=RawSQL("coalesce(memories_memory.context_vector::text, '')", []),
+        )
     )
-    missing_tf = [memory.pk for memory in candidates if memory.pk not in keyword_tf]
-    if missing_tf and lexemes:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT id, search_vector::text FROM memories_memory WHERE id = ANY(%s)", [missing_tf])
-            keyword_tf.update({memory_id: _parse_tsvector(text) for memory_id, text in cursor.fetchall()})
-    document_frequency, total_documents, average_length = (
-        _document_stats(scope_sql, scope_params, lexemes) if lexemes else ({}, 0, 0.0)
-    )
+    search_stats = _document_stats(scope_sql, scope_params, lexemes, column="search_vector") if lexemes else None
+    context_stats = _document_stats(scope_sql, scope_params, lexemes, column="context_vector") if lexemes else None
 
-    matrix = np.asarray([memory.embedding for memory in candidates], dtype=np.float32)
-    cosines = matrix @ np.asarray(query_vector, dtype=np.float32)
+    features: list[relevance_rules.Features] = []
+    raw: list[tuple[float, float]] = []
+    for memory in candidates:
+        term_frequencies = _parse_tsvector(memory.tsv_text)  # type: ignore[attr-defined]
+        keyword_score = _bm25_with(search_stats, term_frequencies, lexemes)
+        context_score = _bm25_with(context_stats, _parse_tsvector(memory.context_text), lexemes)  # type: ignore[attr-defined]
+        cosine = 1.0 - float(memory.cosine_distance if memory.cosine_distance is not None else 1.0)  # type: ignore[attr-defined]
+        raw.append((cosine, keyword_score))
+        features.append(
+            relevance_rules.Features(
+                cosine=cosine,
+                bm25=keyword_score,
+                context_bm25=context_score,
+                session=memory.source_session_id,
+                lexemes=sum(term_frequencies.values()),
+                is_question=memory.content.rstrip().endswith("?"),
+            )
+        )
+    similarity = relevance_rules.similarities(features)
+
     entity_id_set = set(entity_ids)
     results: list[ScoredMemory] = []
-    for memory, cosine in zip(candidates, cosines.tolist(), strict=True):
-        keyword_score = bm25(
-            term_frequencies={lexeme: tf for lexeme, tf in keyword_tf.get(memory.pk, {}).items() if lexeme in lexemes},
-            query_lexemes=lexemes,
-            document_frequency=document_frequency,
-            total_documents=total_documents,
-            average_length=average_length,
-        )
+    for memory, (cosine, keyword_score), similarity_signal in zip(candidates, raw, similarity, strict=True):
         matched = tuple(sorted(entity.key for entity in memory.entities.all() if entity.pk in entity_id_set))
         days_since_access = max(0.0, (now - memory.accessed_at).total_seconds() / 86400)
         signals = scoring.Signals(
-            similarity=relevance(cosine=cosine, bm25=keyword_score),
+            similarity=similarity_signal,
             recency=scoring.recency(days_since_access=days_since_access),
             importance=memory.importance,
             access_frequency=scoring.access_frequency(access_count=memory.access_count),
@@ -307,12 +325,78 @@ def memory_search(
                 signals=signals,
                 cosine=cosine,
                 bm25=keyword_score,
-                found_by=tuple(source for source in ("vector", "keyword", "entity") if source in found_by[memory.pk]),
+                found_by=tuple(s for s in ("vector", "keyword", "entity", "neighbour") if s in found_by[memory.pk]),
                 matched_entities=matched,
             )
         )
     results.sort(key=lambda item: (-item.score, -item.signals.similarity, str(item.memory.pk)))
     return SearchResult(results=results[:top_k], query_entities=query_entities, candidates=len(candidates))
+
+
+@dataclass(frozen=True)
+class _CorpusStats:
+    document_frequency: dict[str, int]
+    total: int
+    average_length: float
+
+
+def _bm25_with(stats: _CorpusStats | None, term_frequencies: dict[str, int], lexemes: list[str]) -> float:
+    if stats is None or not term_frequencies:
+        return 0.0
+    return bm25(
+        term_frequencies=term_frequencies,
+        query_lexemes=lexemes,
+        document_frequency=stats.document_frequency,
+        total_documents=stats.total,
+        average_length=stats.average_length,
+    )
+
+
+UBIQUITOUS_ENTITY_SHARE = 0.25
+UBIQUITY_MIN_SCOPE = 40
+
+
+def _discriminating(entities: list[Entity], *, scope: Q) -> list[Entity]:
+    """Entities named in the query, minus those linked to more than a quarter of the scope's memories
+    (the contact's own name, the two speakers of a long chat): like stop words, they match everything
+    and tell nothing about this question."""
+    if not entities:
+        return []
+    linked = dict(
+        MemoryEntity.objects.filter(entity__in=entities, memory__in=Memory.objects.filter(scope))
+        .values("entity_id")
+        .annotate(count=Count("memory_id"))
+        .values_list("entity_id", "count")
+    )
+    total = Memory.objects.filter(scope).count()
+    if total < UBIQUITY_MIN_SCOPE:
+        return entities  # too few memories to call anything ubiquitous
+    return [entity for entity in entities if linked.get(entity.pk, 0) <= UBIQUITOUS_ENTITY_SHARE * total]
+
+
+def _session_neighbours(*, scope: Q, memory_ids: list[Any]) -> set[Any]:
+    """The turns just before and after each candidate episode in its conversation (one query)."""
+    sessions = set(
+        Memory.objects.filter(pk__in=memory_ids, memory_type=scoring.EPISODE)
+        .exclude(source_session_id="")
+        .values_list("source_session_id", flat=True)
+    )
+    if not sessions:
+        return set()
+    rows = list(
+        Memory.objects.filter(scope, memory_type=scoring.EPISODE, source_session_id__in=sessions)
+        .order_by("source_session_id", "occurred_at", "created_at")
+        .values_list("id", "source_session_id")
+    )
+    wanted = set(memory_ids)
+    neighbours: set[Any] = set()
+    for index, (memory_id, session) in enumerate(rows):
+        if memory_id not in wanted:
+            continue
+        for other in (index - 1, index + 1):
+            if 0 <= other < len(rows) and rows[other][1] == session:
+                neighbours.add(rows[other][0])
+    return neighbours - wanted
 
 
 def _without_query(*, scope: Q, weights: scoring.Weights, top_k: int, now: datetime) -> SearchResult:
@@ -347,18 +431,29 @@ def _without_query(*, scope: Q, weights: scoring.Weights, top_k: int, now: datet
     return SearchResult(results=results[:top_k], candidates=len(memories))
 
 
-def _document_stats(scope_sql: str, scope_params: list[Any], lexemes: list[str]) -> tuple[dict[str, int], int, float]:
-    df_columns = ", ".join("count(*) FILTER (WHERE m.search_vector @@ %s::tsquery)" for _ in lexemes)
+def _document_stats(scope_sql: str, scope_params: list[Any], lexemes: list[str], *, column: str) -> _CorpusStats:
+    """Documents in scope, their average length and each lexeme's document frequency, for BM25's IDF.
+    The counts per lexeme are separate sub-selects so each can use the GIN index."""
+    assert column in ("search_vector", "context_vector")
+    df_columns = ", ".join(
+        f"(SELECT count(*) FROM memories_memory m WHERE {scope_sql} AND m.{column} @@ %s::tsquery)"
+        for _ in lexemes
+    )
+    params: list[Any] = []
+    for lexeme in _quoted(lexemes):
+        params += [*scope_params, lexeme]
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT count(*), coalesce(avg(length(m.search_vector)), 0), {df_columns} "
-            f"FROM memories_memory m WHERE {scope_sql}",
-            [*_quoted(lexemes), *scope_params],
+            f"SELECT count(m.{column}), coalesce(avg(length(m.{column})), 0) FROM memories_memory m "
+            f"WHERE {scope_sql}",
+            scope_params,
         )
-        stats = cursor.fetchone()
-    assert stats is not None
-    return (
-        {lexeme: int(count) for lexeme, count in zip(lexemes, stats[2:], strict=True)},
-        int(stats[0]),
-        float(stats[1]),
+        total_row = cursor.fetchone()
+        cursor.execute(f"SELECT {df_columns}", params)
+        df_row = cursor.fetchone()
+    assert total_row is not None and df_row is not None
+    return _CorpusStats(
+        document_frequency={lexeme: int(count) for lexeme, count in zip(lexemes, df_row, strict=True)},
+        total=int(total_row[0]),
+        average_length=float(total_row[1]),
     )

@@ -43,7 +43,16 @@ DECAY_FLOOR: dict[str, float] = {FACT: 0.2, PREFERENCE: 0.2, EPISODE: 0.0, PATTE
 PRUNE_BELOW = 0.1
 PRUNE_IDLE_DAYS = 30
 RETRIEVAL_MIN_IMPORTANCE = 0.1
-DUPLICATE_SIMILARITY = 0.90  # inline dedup (contact-intelligence.txt §3.2)
+DUPLICATE_SIMILARITY = 0.90  # inline dedup of facts, preferences, patterns (contact-intelligence.txt §3.2)
+# Episodes are events: "Bruno ate my shoes" on Monday and again on Friday are two events, so only a
+# near-verbatim repeat (a resent message) reinforces an episode instead of recording it.
+EPISODE_DUPLICATE_SIMILARITY = 0.97
+
+
+def duplicate_threshold(memory_type: str) -> float:
+    return EPISODE_DUPLICATE_SIMILARITY if memory_type == EPISODE else DUPLICATE_SIMILARITY
+
+
 MERGE_SIMILARITY = 0.92  # deferred merge (ai-brain-memory.txt §4.3)
 
 

@@ -854,3 +854,20 @@ def test_predicate_is_capped_at_200_characters():
     # cut at the last whole word within 200 characters
     assert memory.predicate == "loves" + " very long things" * 11 + " very"
     assert len(memory.predicate) == 197
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("Thanks, Melanie! That means a lot.", []),
+        ("Hey Caroline! How was the trip?", []),
+        ("Melanie, that painting is lovely", []),
+        ("That's so kind, Caroline.", []),
+        ("I went hiking with Melanie yesterday", ["melanie"]),
+        ("Caroline told me about the adoption agency", ["caroline"]),
+    ],
+    ids=["thanks-comma", "hey", "leading-vocative", "trailing-vocative", "mention", "sentence-start-mention"],
+)
+def test_addressing_someone_is_not_a_mention(text, names):
+    found = [entity.slug for entity in extract(text).entities if entity.entity_type == "name"]
+    assert found == names

@@ -2276,7 +2276,74 @@ def _proper_names(text: str, case: _CaseMode) -> list[tuple[int, str]]:
             break
         names.append((tokens[index].start(), " ".join(words[position] for position in run)))
         index = cursor + 1
-    return names
+    return [(start, name) for start, name in names if not _is_vocative(text, start, name)]
+
+
+_GREETINGS = frozenset(
+    [
+        "hi",
+        "hey",
+        "hello",
+        "hiya",
+        "yo",
+        "thanks",
+        "thank",
+        "thx",
+        "ty",
+        "bye",
+        "goodbye",
+        "yay",
+        "wow",
+        "oh",
+        "aw",
+        "aww",
+        "awww",
+        "congrats",
+        "congratulations",
+        "sorry",
+        "ok",
+        "okay",
+        "yes",
+        "yeah",
+        "yep",
+        "no",
+        "nope",
+        "haha",
+        "hahaha",
+        "lol",
+        "dear",
+        "morning",
+        "night",
+        "evening",
+        "welcome",
+        "cheers",
+        "great",
+        "nice",
+        "cool",
+        "same",
+        "totally",
+        "absolutely",
+        "definitely",
+        "exactly",
+        "sure",
+        "agreed",
+        "true",
+        "omg",
+    ]
+)
+
+
+def _is_vocative(text: str, start: int, name: str) -> bool:
+    """A name the speaker addresses ("Thanks, Melanie!", "Hey Caroline!", "Melanie, look") is not a mention
+    of that person: linking every greeting to them would make them match every question about anything."""
+    end = start + len(name)
+    if end < len(text) and text[end] not in ",!?.;:":
+        return False
+    before = text[:start].rstrip()
+    if not before or before[-1] in ".!?,":
+        return True
+    last_word = re.search(r"([A-Za-z']+)$", before)
+    return bool(last_word and last_word.group(1).lower() in _GREETINGS)
 
 
 def _is_within(slug: str, other: str) -> bool:

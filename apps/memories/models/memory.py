@@ -46,6 +46,10 @@ class Memory(UUIDModel):
         db_persist=True,
     )
 
+    # an episode's words together with its neighbouring turns in the same session (previous, itself,
+    # next): questions often match the turn before or after the one that holds the answer
+    context_vector = SearchVectorField(null=True, blank=True)
+
     # importance decays from `base_importance`, anchored at the last access/reinforcement/edit
     # (see apps/memories/scoring.py: decayed_importance); `importance` is the materialised current value
     importance = models.FloatField()
@@ -92,6 +96,7 @@ class Memory(UUIDModel):
                 opclasses=["vector_cosine_ops"],
             ),
             GinIndex(fields=["search_vector"], name="memory_search_gin"),
+            GinIndex(fields=["context_vector"], name="memory_context_gin"),
             models.Index(fields=["tenant", "contact", "memory_type", "created_at"], name="memory_scope_type_idx"),
             models.Index(fields=["tenant", "contact", "content_hash"], name="memory_scope_hash_idx"),
             models.Index(fields=["tenant", "contact", "slot"], name="memory_scope_slot_idx", condition=~Q(slot="")),

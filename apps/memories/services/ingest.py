@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -102,7 +102,13 @@ def memory_change_summary(change: MemoryChange) -> dict[str, Any]:
 
 
 def _candidates_for_message(
-    *, text: str, role: str, speaker: str, is_tenant_scope: bool, session_id: str = ""
+    *,
+    text: str,
+    role: str,
+    speaker: str,
+    is_tenant_scope: bool,
+    session_id: str = "",
+    occurred_at: datetime | None = None,
 ) -> list[Candidate]:
     extraction = extract(text, scope="tenant" if is_tenant_scope else "contact", role=role)
     if extraction.is_low_content:
@@ -121,7 +127,10 @@ def _candidates_for_message(
                 polarity=item.polarity,
                 entities=tuple(item.entities),
                 metadata={"speaker": speaker} if speaker else {},
-                source_session_id=session_id if item.memory_type == "episode" else "",
+                source_session_id=session_id,
+                embedding_text=f"({occurred_at:%d %B %Y}) {content}"
+                if item.memory_type == "episode" and occurred_at
+                else "",
             )
         )
     if candidates and extraction.entities:
@@ -129,9 +138,7 @@ def _candidates_for_message(
         episode_index = next((i for i, c in enumerate(candidates) if c.memory_type == "episode"), None)
         if episode_index is not None:
             episode = candidates[episode_index]
-            candidates[episode_index] = Candidate(
-                **{**episode.__dict__, "entities": tuple(extraction.entities)}  # type: ignore[arg-type]
-            )
+            candidates[episode_index] = replace(episode, entities=tuple(extraction.entities))
     return candidates
 
 
@@ -145,6 +152,7 @@ def _candidates_for_event(event: ContextEvent) -> list[Candidate]:
             speaker=event.message.speaker,
             is_tenant_scope=is_tenant_scope,
             session_id=str((event.source_metadata or {}).get("conversation_id", "")),
+            occurred_at=event.message.occurred_at,
         )
     return _candidates_for_observation(event)
 
@@ -182,7 +190,12 @@ def _candidates_for_observation(event: ContextEvent) -> list[Candidate]:
 
 
 def event_extract(
-    *, event: ContextEvent, actor: str, vectors: np.ndarray | None = None, now: datetime | None = None
+    *,
+    event: ContextEvent,
+    actor: str,
+    vectors: np.ndarray | None = None,
+    now: datetime | None = None,
+    samples: dict[Any, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """Run inline extraction for one event and record what it did. Safe to call again after a failure:
     an event already extracted returns its recorded result."""
@@ -202,6 +215,7 @@ def event_extract(
             source_event_ids=[event.pk],
             vectors=vectors,
             now=now,
+            samples=samples,
         )
         summaries = [memory_change_summary(change) for change in changes if change.action != "skipped"]
         event.result = {**event.result, "memories": summaries}
@@ -281,10 +295,11 @@ def ingest_messages(*, tenant: Tenant, items: Sequence[IngestItem], actor: str) 
             planned[event.pk] = _candidates_for_event(event)
         except Exception as exc:  # a rule bug must not lose the batch: the event is retried later
             _record_failure(event, exc)
-    texts = [candidate.content for candidates in planned.values() for candidate in candidates]
+    texts = [candidate.text_to_embed for candidates in planned.values() for candidate in candidates]
     vectors = get_embedder().embed_batch(texts) if texts else np.zeros((0, 0), dtype=np.float32)
 
     outcomes: list[IngestOutcome] = []
+    samples: dict[Any, Any] = {}
     offset = 0
     for event, message, created in persisted:
         if not created:
@@ -314,7 +329,9 @@ def ingest_messages(*, tenant: Tenant, items: Sequence[IngestItem], actor: str) 
         event_vectors = vectors[offset : offset + count]
         offset += count
         try:
-            memories = event_extract(event=event, actor=actor, vectors=event_vectors if count else None)
+            memories = event_extract(
+                event=event, actor=actor, vectors=event_vectors if count else None, samples=samples
+            )
         except Exception as exc:
             _record_failure(event, exc)
             memories = []

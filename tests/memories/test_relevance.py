@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from apps.memories.relevance import Features, length_prior, min_max, similarities
+
+
+def features(**overrides):
+    base = {"cosine": 0.5, "bm25": 0.0, "context_bm25": 0.0, "session": "", "lexemes": 10, "is_question": False}
+    return Features(**{**base, **overrides})
+
+
+def test_min_max():
+    assert min_max([2.0, 4.0, 3.0]) == [0.0, 1.0, 0.5]
+    assert min_max([1.0, 1.0]) == [0.0, 0.0]
+    assert min_max([]) == []
+
+
+@pytest.mark.parametrize(("lexemes", "expected"), [(0, 0.0), (40, 1.0), (400, 1.0), (3, math.log(4) / math.log(41))])
+def test_length_prior(lexemes, expected):
+    assert length_prior(lexemes) == pytest.approx(expected)
+
+
+def test_similarity_is_one_for_the_best_and_zero_for_the_worst():
+    result = similarities([features(cosine=0.9, bm25=5.0, session="s1"), features(cosine=0.1, bm25=0.0, session="s2")])
+    assert result == [1.0, 0.0]
+
+
+def test_exact_composite_for_three_candidates():
+    items = [
+        features(cosine=0.8, bm25=4.0, context_bm25=2.0, session="a", lexemes=40),
+        features(cosine=0.6, bm25=0.0, context_bm25=4.0, session="a", lexemes=40, is_question=True),
+        features(cosine=0.4, bm25=2.0, context_bm25=0.0, session="b", lexemes=40),
+    ]
+    # cos′ = [1, .5, 0], bm25′ = [1, 0, .5], ctx′ = [.5, 1, 0]; base = [1, .25, .25] → session′ = [1, 1, 0]
+    # composite = [.7+.4+.25+1+1, .35+0+.5+1+1−.2, 0+.2+0+0+1] = [3.35, 2.65, 1.2]
+    assert similarities(items) == [1.0, round((2.65 - 1.2) / (3.35 - 1.2), 6), 0.0]
+
+
+def test_a_lone_or_tied_candidate_is_fully_similar():
+    assert similarities([features()]) == [1.0]
+    assert similarities([features(), features()]) == [1.0, 1.0]
+    assert similarities([]) == []
