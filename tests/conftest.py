@@ -93,10 +93,27 @@ def start_celery_worker(
     }
     with open(log_path, "wb") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo", "--loglevel=INFO",
-             "--without-gossip", "--without-mingle", "--without-heartbeat", f"--hostname={name}@%h", "-Q", queues],
-            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "worker",
+                "--pool=solo",
+                "--loglevel=INFO",
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
+                f"--hostname={name}@%h",
+                "-Q",
+                queues,
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
     deadline = time.monotonic() + 60
     while b"ready." not in log_path.read_bytes():
         if process.poll() is not None or time.monotonic() > deadline:

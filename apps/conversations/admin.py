@@ -8,7 +8,9 @@ from apps.conversations.models import Conversation, Message
 class ConversationAdmin(admin.ModelAdmin):
     list_display = ("external_id", "tenant", "contact", "status", "message_count", "last_message_at")
     list_filter = ("status", "tenant")
+    list_select_related = ("tenant", "contact")
     search_fields = ("external_id", "contact__external_id")
+    date_hierarchy = "last_message_at"
     readonly_fields = [field.name for field in Conversation._meta.fields]
 
 
@@ -18,7 +20,9 @@ class MessageAdmin(admin.ModelAdmin):
 
     list_display = ("external_id", "tenant", "conversation", "role", "speaker", "occurred_at")
     list_filter = ("role", "tenant")
-    search_fields = ("external_id", "content")
+    list_select_related = ("tenant", "conversation")
+    search_fields = ("external_id", "content", "conversation__external_id")
+    date_hierarchy = "occurred_at"
     readonly_fields = [field.name for field in Message._meta.fields]
 
     def has_add_permission(self, request: HttpRequest) -> bool:

@@ -7,7 +7,8 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.http import Http404, HttpRequest, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views.defaults import page_not_found
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
@@ -58,8 +59,11 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
     return response
 
 
-def json_not_found(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
-    return JsonResponse(error_body("not_found", "Not found."), status=404)
+def json_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """JSON in the API's error shape under /api/, Django's HTML 404 page everywhere else."""
+    if request.path.startswith("/api/"):
+        return JsonResponse(error_body("not_found", "Not found."), status=404)
+    return page_not_found(request, exception or Http404())
 
 
 def json_server_error(request: HttpRequest) -> JsonResponse:

@@ -121,7 +121,14 @@ def profile_block(profile: MemoryProfile | None) -> str:
 
 
 def context_payload(
-    *, tenant: Any, contact: Any, query: str, conversation: Any, token_budget: int | None, explain: bool
+    *,
+    tenant: Any,
+    contact: Any,
+    query: str,
+    conversation: Any,
+    token_budget: int | None,
+    explain: bool,
+    record_access: bool = True,
 ) -> dict[str, Any]:
     """The GET /context body; the inspector's context preview renders exactly this."""
     state = contact_state_snapshot(contact=contact)
@@ -136,7 +143,8 @@ def context_payload(
         emotional_block=state["emotional_block"],
         profile_block=profile_block(profile),
     )
-    access_record(memory_ids=[item.memory.pk for item in bundle.memories], at=timezone.now())
+    if record_access:  # a preview in the inspector is not a use of the memory
+        access_record(memory_ids=[item.memory.pk for item in bundle.memories], at=timezone.now())
     memories: list[dict[str, Any]] = []
     for item in bundle.memories:
         row: dict[str, Any] = {

@@ -1,9 +1,10 @@
+from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from apps.tenants.models import ApiKey, Membership, Tenant
-from apps.tenants.services import api_key_create, api_key_revoke
+from apps.tenants.services import api_key_create, api_key_revoke, tenant_create
 
 
 @admin.register(Tenant)
@@ -12,7 +13,16 @@ class TenantAdmin(admin.ModelAdmin):
     list_filter = ("is_active",)
     search_fields = ("name", "slug")
     prepopulated_fields = {"slug": ("name",)}
+    readonly_fields = ("created_at", "updated_at")
     actions = ["issue_api_key"]
+
+    def save_model(self, request: HttpRequest, obj: Tenant, form: forms.ModelForm, change: bool) -> None:
+        if change:
+            super().save_model(request, obj, form, change)  # name, is_active, settings: plain fields, no service
+            return
+        created = tenant_create(name=obj.name, slug=obj.slug, settings=obj.settings)
+        obj.pk, obj.created_at, obj.updated_at = created.pk, created.created_at, created.updated_at
+        obj._state.adding = False
 
     @admin.action(description="Issue a read+write API key (shown once)")
     def issue_api_key(self, request: HttpRequest, queryset: QuerySet[Tenant]) -> None:

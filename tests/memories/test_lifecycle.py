@@ -32,10 +32,20 @@ def contact(tenant):
 def make(tenant, contact, content, memory_type="fact", *, importance=0.7, rate=0.003, at=T0, **fields):
     vector = get_embedder().embed_batch([content])[0]
     return Memory.objects.create(
-        tenant=tenant, contact=contact, memory_type=memory_type, content=content, content_hash=content_hash(content),
-        embedding=vector.tolist(), importance=importance, base_importance=importance, decay_rate=rate,
-        accessed_at=at, occurred_at=at, valid_from=at, **fields,
-    )  # fmt: skip
+        tenant=tenant,
+        contact=contact,
+        memory_type=memory_type,
+        content=content,
+        content_hash=content_hash(content),
+        embedding=vector.tolist(),
+        importance=importance,
+        base_importance=importance,
+        decay_rate=rate,
+        accessed_at=at,
+        occurred_at=at,
+        valid_from=at,
+        **fields,
+    )
 
 
 def ingest(tenant, contact_id, text, message_id, at, conversation="conv-1", **extra):
@@ -226,9 +236,14 @@ def test_deferred_consolidation_links_entities_and_boosts_outcomes(tenant):
     boosted_ids = [m["id"] for m in decision.memories]
     before = dict(Memory.objects.filter(pk__in=boosted_ids).values_list("pk", "importance"))
     ingest(
-        tenant, "owner", "The recipe post got 340 views, three times the usual", "d3", T0 + timedelta(days=3),
-        conversation="conv-x", metadata={"outcome": "positive", "decision_message_id": "d2"},
-    )  # fmt: skip
+        tenant,
+        "owner",
+        "The recipe post got 340 views, three times the usual",
+        "d3",
+        T0 + timedelta(days=3),
+        conversation="conv-x",
+        metadata={"outcome": "positive", "decision_message_id": "d2"},
+    )
     conversation = Conversation.objects.get(tenant=tenant, external_id="conv-x")
     stats = conversation_consolidate(conversation_id=str(conversation.pk))
     assert stats["entity_links"] >= 1

@@ -1,0 +1,274 @@
+"""The inspector in real headless Chromium (Debian's, driven by Playwright) against pytest-django's live server.
+
+The story the inspector exists for: a tenant owner finds why the AI said something (which memory, from which
+message, with what score), corrects or deletes it, and the next GET /context reflects that.
+
+Screenshots of the main pages are written to docs/screenshots/ only when ENGRAM_SCREENSHOTS=1.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from apps.contacts.models import ContactState
+from apps.memories.services.ingest import memory_add
+from apps.memories.services.knowledge import document_create
+from apps.memories.services.processor import events_process
+from tests.factories import ApiKeyFactory, ContactFactory, MembershipFactory, TenantFactory, UserFactory
+from tests.inspector.conftest import PASSWORD, seed_contact
+
+CHROMIUM = Path("/usr/bin/chromium")
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+    "--disable-quic",
+]
+DESKTOP = {"width": 1280, "height": 860}
+PHONE = {"width": 390, "height": 844}
+WORK = "Works at Infosys in Chennai"
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed: run `make browser`"),
+]
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+expect = playwright_api.expect
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    # Playwright's sync API runs an event loop in this thread; the ORM calls the tests make between page
+    # actions are ordinary blocking calls, so Django's "async context" guard is lifted for these tests only.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        with playwright_api.sync_playwright() as playwright:
+            chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+            yield chromium
+            chromium.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport=DESKTOP, locale="en-GB")
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+def screenshot(page, name: str, *, full_page: bool = True) -> None:
+    if os.environ.get("ENGRAM_SCREENSHOTS") == "1":
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / name), full_page=full_page, animations="disabled")
+
+
+@pytest.fixture
+def world(transactional_db):
+    """Two tenants. Ours: Arjun (a real ingested conversation), Meera (quiet, at risk), a business memory and a
+    knowledge document. Theirs: Zed, who our owner must never reach."""
+    tenant = TenantFactory(name="Sunrise Bakery", slug="sunrise")
+    owner = MembershipFactory(tenant=tenant, user=UserFactory(username="olivia")).user
+    arjun = seed_contact(tenant)
+    events_process()  # the memory processor (offline rules here) writes Arjun's narrative and scaffold
+    meera = ContactFactory(tenant=tenant, external_id="wa:+91-98200", display_name="Meera", channel="whatsapp")
+    ContactState.objects.create(contact=meera, tenant=tenant, mood="sad", relationship_stage="fading", churn_risk=0.71)
+    memory_add(tenant=tenant, contact=None, memory_type="fact", content="We close at 9pm on Sundays", actor="test")
+    memory_add(
+        tenant=tenant, contact=None, memory_type="preference", content="Customers prefer eggless cakes", actor="test"
+    )
+    document_create(
+        tenant=tenant,
+        title="Refund policy",
+        content="# Refunds\n\nCakes can be refunded within 24 hours of delivery if they arrive damaged.",
+        actor="user:olivia",
+    )
+    other = TenantFactory(name="Other Co", slug="other")
+    zed = seed_contact(other, external_id="zed", display_name="Zed", texts=["I work at Wipro in Pune."], stage=None)
+    return {
+        "tenant": tenant,
+        "owner": owner,
+        "arjun": arjun,
+        "zed": zed,
+        "api_key": ApiKeyFactory(tenant=tenant).plaintext,
+    }
+
+
+def log_in(page, base_url: str, username: str) -> None:
+    page.goto(f"{base_url}/accounts/login/?next=/inspector/")
+    page.fill("#id_username", username)
+    page.fill("#id_password", PASSWORD)
+    page.click("button:has-text('Log in')")
+    expect(page.locator("h1")).to_have_text("Contacts")
+
+
+def context_contents(page, base_url: str, api_key: str, query: str) -> list[str]:
+    """What the next GET /api/v1/context would hand the AI (a real HTTP call to the live server)."""
+    response = page.request.get(
+        f"{base_url}/api/v1/context/arjun",
+        params={"query": query},
+        headers={"Authorization": f"Bearer {api_key}"},
+    )
+    assert response.status == 200
+    return [row["content"] for row in response.json()["memories"]]
+
+
+def test_owner_finds_why_the_ai_said_something_edits_and_deletes_it(page, live_server, world):
+    base = live_server.url
+    log_in(page, base, "olivia")
+
+    # contacts: both of ours, none of theirs; htmx search narrows the list as you type
+    results = page.locator("#contact-results")
+    expect(results).to_contain_text("Arjun")
+    expect(results).to_contain_text("Meera")
+    expect(results).not_to_contain_text("Zed")
+    screenshot(page, "contacts.png")
+    page.fill("#id_q", "arj")
+    expect(results).not_to_contain_text("Meera")
+    expect(results).to_contain_text("Arjun")
+    assert parse_qs(urlparse(page.url).query)["q"] == ["arj"]  # the filtered list has a shareable URL
+    page.select_option("select[name=stage]", "fading")
+    expect(results).to_contain_text("No contacts match these filters.")
+    page.fill("#id_q", "")
+    expect(results).to_contain_text("Meera")
+    page.select_option("select[name=stage]", "")
+
+    # the contact page: state, memories grouped by type, the entity graph, the charts
+    page.click("#contact-results a:has-text('Arjun')")
+    expect(page.locator("h1")).to_have_text("Arjun")
+    expect(page.locator("#memories")).to_contain_text(WORK)
+    expect(page.locator(".tree")).to_contain_text("Has a dog named Bruno")
+    expect(page.locator("svg[aria-label^='Mood timeline'] .mood-dot")).to_have_count(10)
+    screenshot(page, "contact.png")
+
+    # context preview: the memory, its score breakdown and the message it came from
+    page.click("a:has-text('Context preview')")
+    page.fill("input[name=q]", "where does he work")
+    page.click("button:has-text('Preview')")
+    item = page.locator(".why-item", has_text=WORK)
+    expect(item).to_be_visible()
+    expect(item.locator(".score")).to_have_text(re.compile(r"^0\.\d{3}$"))
+    expect(item.locator(".signals")).to_contain_text("similarity")
+    expect(item.locator(".sources")).to_contain_text("Hi, I'm Arjun. I work at Infosys in Chennai.")
+    expect(page.locator("[data-testid=context-text]")).to_contain_text(f"[FACT] {WORK}")
+    assert parse_qs(urlparse(page.url).query)["q"] == ["where does he work"]  # a shareable URL
+    page.set_viewport_size({"width": DESKTOP["width"], "height": 1100})
+    screenshot(page, "context-preview.png", full_page=False)  # the top: budget, the first memories, the JSON
+    page.set_viewport_size(DESKTOP)
+
+    # follow the source to the conversation: the message is highlighted
+    item.locator(".sources a").first.click()
+    expect(page.locator(".bubble.highlight")).to_contain_text("I work at Infosys in Chennai")
+    page.go_back()
+
+    # the memory: sources and history; edit it (htmx swaps the page section in place)
+    page.locator(".why-item", has_text=WORK).locator("a.memory-content").click()
+    expect(page.locator("[data-testid=memory-content]")).to_have_text(WORK)
+    expect(page.locator("#sources-h + .source-list")).to_contain_text("I work at Infosys in Chennai")
+    page.fill("#id_content", "Works at Infosys in Bangalore")
+    page.fill("#id_importance", "0.95")
+    page.click("button:has-text('Save changes')")
+    expect(page.locator(".flash")).to_have_text("Memory updated.")
+    expect(page.locator("[data-testid=memory-content]")).to_have_text("Works at Infosys in Bangalore")
+    edited = page.locator("tr.action-edited")
+    expect(edited).to_contain_text("user:olivia")
+    expect(edited).to_contain_text(WORK)  # before → after
+    page.click("button:has-text('Pin')")
+    expect(page.locator("tr.action-pinned")).to_contain_text("user:olivia")
+    screenshot(page, "memory.png")
+    assert "Works at Infosys in Bangalore" in context_contents(page, base, world["api_key"], "where does he work")
+
+    # delete, with a confirmation first
+    page.click("a:has-text('Delete…')")
+    expect(page.locator("h1")).to_have_text("Delete this memory?")
+    page.click("button:has-text('Yes, delete it')")
+    expect(page.locator("h1")).to_have_text("Arjun")
+    expect(page.locator(".flash")).to_contain_text("It no longer reaches the AI.")
+    expect(page.locator("#memories .memory-list").first).not_to_contain_text("Works at Infosys in Bangalore")
+
+    # the next GET /context no longer contains it, and neither does the preview
+    assert "Works at Infosys in Bangalore" not in context_contents(page, base, world["api_key"], "where does he work")
+    page.goto(f"{base}/inspector/contacts/{world['arjun'].contact.pk}/context/?q=where+does+he+work")
+    expect(page.locator("[data-testid=context-text]")).not_to_contain_text("Works at Infosys in Bangalore")
+    expect(page.locator(".why-list")).not_to_contain_text("Works at Infosys in Bangalore")
+
+    # the deleted memory keeps its history, with who deleted it
+    page.goto(f"{base}/inspector/contacts/{world['arjun'].contact.pk}/")
+    page.click("summary:has-text('History:')")
+    page.click(".past a:has-text('Works at Infosys in Bangalore')")
+    expect(page.locator("[data-testid=memory-status]")).to_have_text("deleted")
+    expect(page.locator("tr.action-deleted")).to_contain_text("user:olivia")
+
+
+def test_owner_corrects_a_memory_and_context_follows(page, live_server, world):
+    base = live_server.url
+    log_in(page, base, "olivia")
+    page.goto(f"{base}/inspector/contacts/{world['arjun'].contact.pk}/")
+    page.click("#memories a:has-text('Lives in Bangalore')")
+    page.fill("#correct_content", "Lives in Mysore")
+    page.click("button:has-text('Correct')")
+    expect(page.locator(".flash")).to_contain_text("the new memory supersedes the old one")
+    expect(page.locator("[data-testid=memory-content]")).to_have_text("Lives in Mysore")
+    expect(page.locator("#sources-h ~ ul.plain-list")).to_contain_text("Lives in Bangalore")  # replaced
+    contents = context_contents(page, base, world["api_key"], "where does he live")
+    assert "Lives in Mysore" in contents and "Lives in Bangalore" not in contents
+
+
+def test_an_owner_cannot_reach_another_tenants_pages(page, live_server, world):
+    base = live_server.url
+    log_in(page, base, "olivia")
+    zed = world["zed"]
+    zed_memory = zed.contact.memories.first()
+    for path in (
+        f"/inspector/contacts/{zed.contact.pk}/",
+        f"/inspector/contacts/{zed.contact.pk}/context/?q=work",
+        f"/inspector/memories/{zed_memory.pk}/",
+        f"/inspector/memories/{zed_memory.pk}/delete/",
+    ):
+        response = page.goto(base + path)
+        assert response is not None and response.status == 404, path
+        expect(page.locator("h1")).to_have_text("Not found")
+        expect(page.locator("main")).not_to_contain_text("Zed")
+        expect(page.locator("main")).not_to_contain_text("Wipro")
+    # nor by searching for it
+    page.goto(f"{base}/inspector/contacts/?q=zed")
+    expect(page.locator("#contact-results")).to_contain_text("No contacts match these filters.")
+
+
+def test_brain_knowledge_upload_search_and_phone_layout(page, live_server, world):
+    base = live_server.url
+    log_in(page, base, "olivia")
+    page.click("nav.mainnav a:has-text('Brain')")
+    expect(page.locator("h1")).to_have_text("Tenant brain")
+    expect(page.locator("main")).to_contain_text("We close at 9pm on Sundays")
+    page.click("summary:has-text('Add a document')")
+    page.fill("#id_title", "Delivery areas")
+    page.fill("#id_content", "We deliver across Pune and Pimpri-Chinchwad between 10am and 8pm, every day.")
+    page.click("button:has-text('Add to the knowledge base')")
+    expect(page.locator(".flash")).to_contain_text("Added “Delivery areas”")
+    page.fill("#ks-h ~ form input[name=q]", "do you deliver to Pimpri?")
+    page.click("#ks-h ~ form button")
+    expect(page.locator("#knowledge-results li").first).to_contain_text("Delivery areas")
+    screenshot(page, "brain.png")
+
+    # a phone: the contacts table becomes cards, nothing overflows sideways
+    page.set_viewport_size(PHONE)
+    page.goto(f"{base}/inspector/contacts/")
+    expect(page.locator("#contact-results")).to_contain_text("Arjun")
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
+    screenshot(page, "contacts-phone.png")
+    page.goto(f"{base}/inspector/contacts/{world['arjun'].contact.pk}/")
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
+    screenshot(page, "contact-phone.png")

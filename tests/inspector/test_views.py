@@ -1,0 +1,635 @@
+"""The inspector through Django's test client against the real database: permissions, tenant isolation,
+CSRF, the memory actions and their history, the context preview and the operator admin."""
+
+from __future__ import annotations
+
+import json
+import re
+from html import unescape
+
+import pytest
+from django.apps import apps as django_apps
+from django.contrib import admin as django_admin
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+
+from apps.contacts.models import Contact, ContactState
+from apps.conversations.models import Conversation
+from apps.inspector.selectors import SESSION_TENANT_KEY
+from apps.memories import scoring
+from apps.memories.models import ConsolidationRun, KnowledgeDocument, Memory, MemoryProfile, MemoryRevision
+from apps.memories.services.ingest import memory_add
+from apps.memories.services.knowledge import document_create
+from apps.tenants.models import Membership
+from tests.factories import ContactFactory, MembershipFactory, UserFactory
+from tests.inspector.conftest import login, seed_contact
+
+pytestmark = pytest.mark.django_db
+
+WORK = "Works at Infosys in Chennai"
+
+
+def revisions(memory: Memory, action: str) -> list[MemoryRevision]:
+    return list(MemoryRevision.objects.filter(memory=memory, action=action))
+
+
+def preview_ids(html: str) -> list[str]:
+    return re.findall(r'data-memory-id="([0-9a-f-]+)"', html)
+
+
+@pytest.fixture
+def document(tenant):
+    return document_create(
+        tenant=tenant,
+        title="Refund policy",
+        content="# Refunds\n\nCakes can be refunded within 24 hours of delivery if they arrive damaged.",
+        actor="test",
+    )
+
+
+# --- who may see what ----------------------------------------------------------------------------
+
+
+def test_anonymous_users_are_sent_to_the_login_page(client, seeded):
+    for url in ("/inspector/", f"/inspector/contacts/{seeded.contact.pk}/", "/inspector/brain/"):
+        response = client.get(url)
+        assert response.status_code == 302
+        assert response["Location"] == f"/accounts/login/?next={url}"
+
+
+def test_a_user_without_a_tenant_gets_403(seeded):
+    response = login(UserFactory(username="stranger")).get("/inspector/")
+    assert response.status_code == 403
+    assert b"not linked to a tenant" in response.content
+
+
+def _object_urls(seeded, document) -> dict[str, tuple[str, str]]:
+    """(method, url) of every inspector view that takes an object id."""
+    memory = seeded.memory(WORK)
+    conversation = Conversation.objects.get(contact=seeded.contact)
+    contact = seeded.contact.pk
+    return {
+        "contact": ("get", f"/inspector/contacts/{contact}/"),
+        "context": ("get", f"/inspector/contacts/{contact}/context/?q=work"),
+        "export": ("get", f"/inspector/contacts/{contact}/export.json"),
+        "memory": ("get", f"/inspector/memories/{memory.pk}/"),
+        "memory-edit": ("post", f"/inspector/memories/{memory.pk}/edit/"),
+        "memory-pin": ("post", f"/inspector/memories/{memory.pk}/pin/"),
+        "memory-correct": ("post", f"/inspector/memories/{memory.pk}/correct/"),
+        "memory-delete-confirm": ("get", f"/inspector/memories/{memory.pk}/delete/"),
+        "memory-delete": ("post", f"/inspector/memories/{memory.pk}/delete/"),
+        "conversation": ("get", f"/inspector/conversations/{conversation.pk}/"),
+        "document": ("get", f"/inspector/brain/documents/{document.pk}/"),
+        "document-delete-confirm": ("get", f"/inspector/brain/documents/{document.pk}/delete/"),
+        "document-delete": ("post", f"/inspector/brain/documents/{document.pk}/delete/"),
+    }
+
+
+@pytest.mark.parametrize(
+    "view",
+    [
+        "contact",
+        "context",
+        "export",
+        "memory",
+        "memory-edit",
+        "memory-pin",
+        "memory-correct",
+        "memory-delete-confirm",
+        "memory-delete",
+        "conversation",
+        "document",
+        "document-delete-confirm",
+        "document-delete",
+    ],
+)
+def test_another_tenants_object_is_a_404_page_and_nothing_changes(view, seeded, document, other_owner):
+    method, url = _object_urls(seeded, document)[view]
+    memory = seeded.memory(WORK)
+    revisions_before = MemoryRevision.objects.count()
+    client = login(other_owner)
+    data = {"content": "hijacked", "importance": "0.1", "is_pinned": "true"}
+    response = client.get(url) if method == "get" else client.post(url, data)
+    assert response.status_code == 404
+    assert response["Content-Type"].startswith("text/html")
+    assert b"Not found" in response.content
+    assert b"Arjun" not in response.content and b"Infosys" not in response.content
+    memory.refresh_from_db()
+    assert memory.content == WORK and memory.is_current and not memory.is_pinned
+    assert MemoryRevision.objects.count() == revisions_before
+    assert KnowledgeDocument.objects.filter(pk=document.pk).exists()
+
+
+@pytest.mark.parametrize("bad_id", ["not-a-uuid", "00000000-0000-0000-0000-000000000000"])
+def test_unknown_or_malformed_ids_are_a_404_page(owner_client, bad_id):
+    for url in (
+        f"/inspector/contacts/{bad_id}/",
+        f"/inspector/memories/{bad_id}/",
+        f"/inspector/conversations/{bad_id}/",
+    ):
+        response = owner_client.get(url)
+        assert response.status_code == 404
+        assert b"Not found" in response.content
+
+
+def test_the_contact_list_shows_only_the_users_tenant(owner_client, seeded, other_tenant):
+    seed_contact(other_tenant, external_id="zed", display_name="Zed", texts=["I work at Wipro."], stage=None)
+    html = owner_client.get("/inspector/contacts/").content.decode()
+    assert "Arjun" in html
+    assert "Zed" not in html
+
+
+def test_a_forged_session_tenant_does_not_widen_an_owners_access(owner_client, seeded, other_tenant):
+    foreign = seed_contact(other_tenant, external_id="zed", display_name="Zed", texts=["I work at Wipro."], stage=None)
+    session = owner_client.session
+    session[SESSION_TENANT_KEY] = str(other_tenant.pk)
+    session.save()
+    assert owner_client.get(f"/inspector/contacts/{foreign.contact.pk}/").status_code == 404
+    assert "Arjun" in owner_client.get("/inspector/contacts/").content.decode()
+
+
+def test_only_operators_can_switch_tenant(owner_client, seeded, other_tenant):
+    foreign = seed_contact(other_tenant, external_id="zed", display_name="Zed", texts=["I work at Wipro."], stage=None)
+    response = owner_client.post("/inspector/tenant/", {"tenant_id": str(other_tenant.pk)})
+    assert response.status_code == 403
+    assert SESSION_TENANT_KEY not in owner_client.session
+
+    staff = login(UserFactory(username="ops", is_staff=True))
+    assert staff.post("/inspector/tenant/", {"tenant_id": str(other_tenant.pk)}).status_code == 302
+    page = staff.get(f"/inspector/contacts/{foreign.contact.pk}/")
+    assert page.status_code == 200 and b"Zed" in page.content
+    assert b'id="tenant-switch"' in page.content
+    # once switched, the first tenant's objects are out of scope for the operator too
+    assert staff.get(f"/inspector/contacts/{seeded.contact.pk}/").status_code == 404
+    assert staff.post("/inspector/tenant/", {"tenant_id": "nope"}).status_code == 404
+
+
+def test_a_viewer_reads_but_cannot_change(seeded, tenant):
+    viewer = MembershipFactory(tenant=tenant, user=UserFactory(username="vic"), role=Membership.ROLE_VIEWER).user
+    client = login(viewer)
+    memory = seeded.memory(WORK)
+    page = client.get(f"/inspector/memories/{memory.pk}/")
+    assert page.status_code == 200
+    assert b"Your role can read memories but not change them." in page.content
+    assert b"Save changes" not in page.content
+    response = client.post(f"/inspector/memories/{memory.pk}/delete/")
+    assert response.status_code == 403
+    memory.refresh_from_db()
+    assert memory.deleted_at is None
+    assert not revisions(memory, "deleted")
+
+
+# --- CSRF ------------------------------------------------------------------------------------------
+
+
+def test_posts_without_a_csrf_token_are_refused(owner, seeded):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(owner)
+    memory = seeded.memory(WORK)
+    response = client.post(f"/inspector/memories/{memory.pk}/delete/")
+    assert response.status_code == 403
+    memory.refresh_from_db()
+    assert memory.deleted_at is None and not revisions(memory, "deleted")
+
+    page = client.get(f"/inspector/memories/{memory.pk}/delete/")
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.content.decode()).group(1)
+    response = client.post(f"/inspector/memories/{memory.pk}/delete/", {"csrfmiddlewaretoken": token})
+    assert response.status_code == 302
+    memory.refresh_from_db()
+    assert memory.deleted_at is not None
+
+
+def test_htmx_posts_carry_the_csrf_token_in_a_header(owner, seeded):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(owner)
+    memory = seeded.memory(WORK)
+    page = client.get(f"/inspector/memories/{memory.pk}/").content.decode()
+    token = re.search(r'hx-headers=\'\{"X-CSRFToken": "([^"]+)"\}\'', page).group(1)
+    response = client.post(
+        f"/inspector/memories/{memory.pk}/pin/", {"is_pinned": "true"}, HTTP_X_CSRFTOKEN=token, HTTP_HX_REQUEST="true"
+    )
+    assert response.status_code == 302
+    memory.refresh_from_db()
+    assert memory.is_pinned
+
+
+# --- contacts list ---------------------------------------------------------------------------------
+
+
+def _names(html: str) -> list[str]:
+    return re.findall(r'<a class="strong" href="/inspector/contacts/[^"]+/">([^<]+)</a>', html)
+
+
+def test_contacts_search_and_filters(owner_client, tenant, seeded):
+    quiet = ContactFactory(tenant=tenant, external_id="wa:+91-1", display_name="Meera")
+    ContactState.objects.create(contact=quiet, tenant=tenant, mood="sad", relationship_stage="fading", churn_risk=0.72)
+    Contact.objects.filter(pk=quiet.pk).update(last_seen_at=timezone.now() - timezone.timedelta(days=45))
+    ContactFactory(tenant=tenant, external_id="wa:+91-2", display_name="Kabir")  # never seen, no state
+
+    def names(**params) -> list[str]:
+        return _names(owner_client.get("/inspector/contacts/", params).content.decode())
+
+    assert names() == ["Arjun", "Meera", "Kabir"]
+    assert names(q="meer") == ["Meera"]
+    assert names(q="+91-2") == ["Kabir"]
+    assert names(stage="fading") == ["Meera"]
+    assert names(stage="new") == ["Kabir"]  # no state yet counts as new
+    assert names(mood="sad") == ["Meera"]
+    assert names(churn="high") == ["Meera"]
+    assert names(churn="low") == ["Arjun", "Kabir"]
+    assert names(seen="7d") == ["Arjun"]
+    assert names(seen="older") == ["Meera"]
+    assert names(seen="never") == ["Kabir"]
+    assert names(stage="bogus") == ["Arjun", "Meera", "Kabir"]  # a hand-edited choice is ignored
+    empty = owner_client.get("/inspector/contacts/", {"q": "nobody"}).content.decode()
+    assert "No contacts match these filters." in empty
+
+
+def test_contacts_are_paginated_and_htmx_gets_only_the_rows(owner_client, tenant):
+    for index in range(30):
+        ContactFactory(tenant=tenant, display_name=f"Person {index:02d}")
+    first = owner_client.get("/inspector/contacts/").content.decode()
+    assert len(_names(first)) == 25 and "Page 1 of 2" in first
+    second = owner_client.get("/inspector/contacts/", {"page": 2}).content.decode()
+    assert len(_names(second)) == 5
+    partial = owner_client.get("/inspector/contacts/", {"q": "Person 0"}, HTTP_HX_REQUEST="true").content.decode()
+    assert "<html" not in partial and len(_names(partial)) == 10
+    # htmx restoring a page from history after a cache miss needs the whole page
+    restore = owner_client.get("/inspector/contacts/", HTTP_HX_REQUEST="true", HTTP_HX_HISTORY_RESTORE_REQUEST="true")
+    assert "<html" in restore.content.decode()
+
+
+# --- contact page ------------------------------------------------------------------------------------
+
+
+def test_contact_page_shows_profile_state_memories_graph_and_charts(owner_client, tenant, seeded):
+    MemoryProfile.objects.create(
+        tenant=tenant,
+        contact=seeded.contact,
+        working_memory="Arjun is a software engineer who recently moved to Bangalore.",
+        scaffold={"pets": ["Bruno"], "diet": "vegetarian"},
+        version=3,
+    )
+    html = owner_client.get(f"/inspector/contacts/{seeded.contact.pk}/").content.decode()
+    assert "recently moved to Bangalore" in html
+    assert "<dt>pets</dt><dd>Bruno</dd>" in html and "<dt>diet</dt><dd>vegetarian</dd>" in html
+    assert 'class="badge stage-established">established<' in html
+    # memories grouped by type, with an importance bar as wide as the importance
+    work = seeded.memory(WORK)
+    assert f'style="width: {round(work.importance * 100)}%"' in html
+    for heading in ("facts</span>", "preferences</span>", "episodes</span>"):
+        assert heading in html
+    # the entity graph nests a pet's fact under the pet
+    bruno = html.index("<strong>Bruno</strong>")
+    assert html.index("Has a dog named Bruno", bruno) < html.index("</details>", bruno)
+    # the mood timeline has a lane per mood that occurred and a dot per classified message
+    mood_svg = html[html.index('aria-label="Mood timeline') :]
+    assert ">anxious</text>" in mood_svg and ">happy</text>" in mood_svg
+    assert mood_svg.count('class="mood-dot') == 10
+    current = Memory.objects.filter(contact=seeded.contact, valid_to__isnull=True, deleted_at__isnull=True).count()
+    assert f"{current} current now" in html
+
+
+def test_contact_export_downloads_memories_with_history_and_messages(owner_client, seeded):
+    response = owner_client.get(f"/inspector/contacts/{seeded.contact.pk}/export.json")
+    assert response["Content-Disposition"] == f'attachment; filename="contact-{seeded.contact.pk}.json"'
+    body = json.loads(response.content)
+    assert body["contact"]["contact_id"] == "arjun"
+    work = next(memory for memory in body["memories"] if memory["content"] == WORK)
+    assert work["sources"] == ["arjun-m0"]
+    assert [revision["action"] for revision in work["history"]] == ["created"]
+    assert len(body["messages"]) == 10 and body["messages"][0]["message_id"] == "arjun-m0"
+    assert {"pet:bruno", "workplace:infosys"} <= {entity["key"] for entity in body["entities"]}
+    assert len(body["mood_history"]) == 10
+
+
+# --- memory page and actions -------------------------------------------------------------------------
+
+
+def test_memory_page_shows_sources_linked_to_the_conversation_and_history(owner_client, seeded):
+    memory = seeded.memory(WORK)
+    conversation = Conversation.objects.get(contact=seeded.contact)
+    html = owner_client.get(f"/inspector/memories/{memory.pk}/").content.decode()
+    assert f'href="/inspector/conversations/{conversation.pk}/?message=arjun-m0#m-' in html
+    assert "Hi, I&#x27;m Arjun. I work at Infosys in Chennai." in html
+    assert "<strong>created</strong>" in html
+    chat = owner_client.get(f"/inspector/conversations/{conversation.pk}/", {"message": "arjun-m0"}).content.decode()
+    assert 'class="bubble role-user highlight"' in chat
+
+
+def test_edit_writes_a_revision_with_the_user_as_actor(owner_client, seeded):
+    memory = seeded.memory(WORK)
+    old_embedding = list(memory.embedding)
+    response = owner_client.post(
+        f"/inspector/memories/{memory.pk}/edit/", {"content": "Works at TCS in Chennai", "importance": "0.9"}
+    )
+    assert response.status_code == 302 and response["Location"] == f"/inspector/memories/{memory.pk}/"
+    memory.refresh_from_db()
+    assert memory.content == "Works at TCS in Chennai" and memory.importance == 0.9
+    assert list(memory.embedding) != old_embedding
+    (revision,) = revisions(memory, "edited")
+    assert revision.actor == "user:olivia"
+    assert revision.before["content"] == WORK and revision.after["content"] == "Works at TCS in Chennai"
+    page = owner_client.get(f"/inspector/memories/{memory.pk}/").content.decode()
+    assert "Memory updated." in page and "user:olivia" in page
+
+
+def test_an_unchanged_edit_writes_nothing_and_bad_input_is_shown(owner_client, seeded):
+    memory = seeded.memory(WORK)
+    owner_client.post(f"/inspector/memories/{memory.pk}/edit/", {"content": WORK, "importance": str(memory.importance)})
+    assert not revisions(memory, "edited")
+    response = owner_client.post(f"/inspector/memories/{memory.pk}/edit/", {"content": "", "importance": "7"})
+    assert response.status_code == 200
+    assert b"This field is required." in response.content
+    assert b"Ensure this value is less than or equal to 1.0." in response.content
+    assert not revisions(memory, "edited")
+
+
+def test_pin_and_unpin_are_recorded(owner_client, seeded):
+    memory = seeded.memory(WORK)
+    owner_client.post(f"/inspector/memories/{memory.pk}/pin/", {"is_pinned": "true"})
+    memory.refresh_from_db()
+    assert memory.is_pinned
+    owner_client.post(f"/inspector/memories/{memory.pk}/pin/", {"is_pinned": "false"})
+    memory.refresh_from_db()
+    assert not memory.is_pinned
+    assert [r.actor for r in revisions(memory, "pinned")] == ["user:olivia"]
+    assert [r.actor for r in revisions(memory, "unpinned")] == ["user:olivia"]
+
+
+def test_correct_creates_a_superseding_memory_and_context_follows(owner_client, api, seeded):
+    memory = seeded.memory(WORK)
+    response = owner_client.post(f"/inspector/memories/{memory.pk}/correct/", {"content": "Works at Wipro in Pune"})
+    memory.refresh_from_db()
+    new = memory.superseded_by
+    assert new is not None and new.content == "Works at Wipro in Pune" and new.is_current
+    assert response["Location"] == f"/inspector/memories/{new.pk}/"
+    assert not memory.is_current
+    (superseded,) = revisions(memory, "superseded")
+    assert superseded.actor == "user:olivia" and superseded.related_memory_id == new.pk
+    assert revisions(new, "created")[0].actor == "user:olivia"
+    assert new.source_message_ids == ["arjun-m0"]  # the correction keeps the provenance
+    body = api.get("/api/v1/context/arjun", {"query": "where does he work"}).json()
+    contents = [row["content"] for row in body["memories"]]
+    assert "Works at Wipro in Pune" in contents and WORK not in contents
+
+
+def test_delete_asks_first_then_records_and_leaves_context(owner_client, api, seeded):
+    memory = seeded.memory(WORK)
+    before = api.get("/api/v1/context/arjun", {"query": "where does he work"}).json()
+    assert WORK in [row["content"] for row in before["memories"]]
+
+    confirm = owner_client.get(f"/inspector/memories/{memory.pk}/delete/")
+    assert b"Delete this memory?" in confirm.content
+    memory.refresh_from_db()
+    assert memory.deleted_at is None  # a GET never deletes
+
+    response = owner_client.post(f"/inspector/memories/{memory.pk}/delete/")
+    assert response["Location"] == f"/inspector/contacts/{seeded.contact.pk}/"
+    memory.refresh_from_db()
+    assert memory.deleted_at is not None
+    (revision,) = revisions(memory, "deleted")
+    assert revision.actor == "user:olivia" and revision.note == "deleted in the inspector"
+    after = api.get("/api/v1/context/arjun", {"query": "where does he work"}).json()
+    assert WORK not in [row["content"] for row in after["memories"]]
+    assert WORK not in after["context_text"]
+    # and the memory page now says so, with the actions gone
+    page = owner_client.get(f"/inspector/memories/{memory.pk}/").content.decode()
+    assert "Deleted memories cannot be changed." in page and "Save changes" not in page
+
+
+# --- context preview --------------------------------------------------------------------------------
+
+
+def test_context_preview_is_exactly_what_get_context_returns(owner_client, api, seeded):
+    query = "where does he work"
+    api_body = api.get("/api/v1/context/arjun", {"query": query, "explain": "true"}).json()
+    html = owner_client.get(f"/inspector/contacts/{seeded.contact.pk}/context/", {"q": query}).content.decode()
+    assert preview_ids(html) == [row["id"] for row in api_body["memories"]]
+    assert api_body["memories"], "the seeded contact has an 'established' budget"
+    shown = json.loads(unescape(re.search(r'data-testid="context-json">(.*?)</pre>', html, re.S).group(1)))
+    for key in ("contact", "state", "context_text", "memory_budget", "tokens_used", "entities", "crisis", "dropped"):
+        assert shown[key] == api_body[key], key
+    assert [(row["id"], row["content"], row["sources"], row["explain"]["found_by"]) for row in shown["memories"]] == [
+        (row["id"], row["content"], row["sources"], row["explain"]["found_by"]) for row in api_body["memories"]
+    ]
+    # why: the score breakdown and the source message of the top fact
+    work = seeded.memory(WORK)
+    item = html[html.index(f'data-memory-id="{work.pk}"') :]
+    item = re.split(r'<li class="why-item"|</ol>', item)[0]
+    assert re.search(r"similarity 0\.\d{3} × 0\.35 = <b>0\.\d{3}</b>", item)
+    assert "Hi, I&#x27;m Arjun. I work at Infosys in Chennai." in item
+    assert f"{api_body['tokens_used']}</strong> of <strong>{api_body['memory_budget']}</strong>" in html
+
+
+def test_context_preview_token_budget_and_validation(owner_client, seeded):
+    url = f"/inspector/contacts/{seeded.contact.pk}/context/"
+    zero = owner_client.get(url, {"q": "work", "token_budget": "0"}).content.decode()
+    assert preview_ids(zero) == [] and "No memory made it into context" in zero
+    small = owner_client.get(url, {"q": "work", "token_budget": "12"}).content.decode()
+    assert 1 <= len(preview_ids(small)) < len(preview_ids(owner_client.get(url, {"q": "work"}).content.decode()))
+    assert "dropped (did not fit the budget)" in small
+    bad = owner_client.get(url, {"q": "work", "token_budget": "-5"}).content.decode()
+    assert "token_budget: Ensure this value is greater than or equal to 0." in bad
+    assert 'data-testid="context-json"' not in bad
+    partial = owner_client.get(url, {"q": "work"}, HTTP_HX_REQUEST="true").content.decode()
+    assert "<html" not in partial and 'data-testid="context-text"' in partial
+
+
+# --- tenant brain -----------------------------------------------------------------------------------------
+
+
+def test_brain_lists_tenant_memories_and_documents(owner_client, tenant, other_tenant, document):
+    memory_add(tenant=tenant, contact=None, memory_type="fact", content="We close at 9pm on Sundays", actor="test")
+    memory_add(tenant=other_tenant, contact=None, memory_type="fact", content="Other shop opens at dawn", actor="test")
+    html = owner_client.get("/inspector/brain/").content.decode()
+    assert "We close at 9pm on Sundays" in html and "Other shop" not in html
+    assert "Refund policy" in html
+    search = owner_client.get("/inspector/brain/", {"q": "sundays"}).content.decode()
+    assert "We close at 9pm on Sundays" in search
+    assert "No business memory matches" in owner_client.get("/inspector/brain/", {"q": "zebra"}).content.decode()
+    sundays = Memory.objects.get(tenant=tenant, content="We close at 9pm on Sundays")
+    page = owner_client.get(f"/inspector/memories/{sundays.pk}/").content.decode()
+    assert '<a href="/inspector/brain/">Tenant brain</a>' in page
+    assert owner_client.post(f"/inspector/memories/{sundays.pk}/delete/")["Location"] == "/inspector/brain/"
+    assert revisions(sundays, "deleted")[0].actor == "user:olivia"
+
+
+def test_knowledge_upload_search_and_delete(owner_client, tenant):
+    response = owner_client.post(
+        "/inspector/brain/documents/",
+        {
+            "title": "Delivery",
+            "content": "We deliver cakes across Pune between 10am and 8pm.",
+            "content_type": "text/plain",
+        },
+    )
+    assert response.status_code == 302
+    document = KnowledgeDocument.objects.get(tenant=tenant, title="Delivery")
+    assert document.created_by == "user:olivia" and document.chunk_count == 1
+
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    upload = SimpleUploadedFile("faq.md", b"# FAQ\n\nEggless cakes are available on request.", "text/markdown")
+    owner_client.post("/inspector/brain/documents/", {"title": "FAQ", "file": upload, "content_type": "text/markdown"})
+    assert KnowledgeDocument.objects.filter(tenant=tenant, title="FAQ").exists()
+
+    hits = owner_client.get("/inspector/brain/search/", {"q": "eggless cakes"}, HTTP_HX_REQUEST="true").content.decode()
+    assert "<html" not in hits and hits.index("FAQ") < hits.index("found by")
+
+    nothing = owner_client.post("/inspector/brain/documents/", {"title": "Empty", "content_type": "text/plain"})
+    assert nothing.status_code == 302 and not KnowledgeDocument.objects.filter(title="Empty").exists()
+    assert "Upload a file or paste some text." in owner_client.get("/inspector/brain/").content.decode()
+
+    confirm = owner_client.get(f"/inspector/brain/documents/{document.pk}/delete/")
+    assert b"Delete \xe2\x80\x9cDelivery\xe2\x80\x9d?" in confirm.content
+    assert KnowledgeDocument.objects.filter(pk=document.pk).exists()
+    owner_client.post(f"/inspector/brain/documents/{document.pk}/delete/")
+    assert not KnowledgeDocument.objects.filter(pk=document.pk).exists()
+
+
+# --- operator admin ------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def operator_client() -> Client:
+    user = UserFactory(username="root", is_staff=True, is_superuser=True)
+    return login(user)
+
+
+def _changelist(model) -> str:
+    return reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_changelist")
+
+
+def _action(client: Client, model, action: str, pks) -> object:
+    return client.post(
+        _changelist(model), {"action": action, "_selected_action": [str(pk) for pk in pks]}, follow=False
+    )
+
+
+def test_every_model_is_registered_and_its_admin_pages_load(operator_client, seeded, document):
+    ConsolidationRun.objects.create(kind="periodic", started_at=seeded.contact.created_at)
+    for label in ("tenants", "contacts", "conversations", "entities", "memories", "core"):
+        for model in django_apps.get_app_config(label).get_models():
+            assert model in django_admin.site._registry, f"{model.__name__} is not registered"
+            response = operator_client.get(_changelist(model))
+            assert response.status_code == 200, model.__name__
+    memory = seeded.memory(WORK)
+    page = operator_client.get(reverse("admin:memories_memory_change", args=[memory.pk]))
+    assert page.status_code == 200 and b"created" in page.content  # read-only history inline
+
+
+def test_admin_edit_and_delete_go_through_the_services(operator_client, seeded):
+    memory = seeded.memory(WORK)
+    url = reverse("admin:memories_memory_change", args=[memory.pk])
+    form_page = operator_client.get(url).content.decode()
+    hidden = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', form_page))  # inline management
+    response = operator_client.post(
+        url, {**hidden, "content": "Works at Zoho in Chennai", "importance": "0.8", "is_pinned": "on"}
+    )
+    assert response.status_code == 302
+    memory.refresh_from_db()
+    assert memory.content == "Works at Zoho in Chennai" and memory.is_pinned
+    assert [r.actor for r in revisions(memory, "edited")] == ["user:root"]
+    assert [r.actor for r in revisions(memory, "pinned")] == ["user:root"]
+
+    _action(operator_client, Memory, "soft_delete_selected", [memory.pk])
+    memory.refresh_from_db()
+    assert memory.deleted_at is not None and revisions(memory, "deleted")[0].actor == "user:root"
+    assert Memory.objects.filter(pk=memory.pk).exists()  # soft: still there for the audit trail
+
+
+def test_admin_merge_and_supersede_actions(operator_client, tenant, seeded):
+    first = memory_add(
+        tenant=tenant, contact=seeded.contact, memory_type="preference", content="Likes masala chai", actor="t"
+    ).memory
+    second = memory_add(
+        tenant=tenant,
+        contact=seeded.contact,
+        memory_type="preference",
+        content="Enjoys ginger tea in the evening",
+        actor="t",
+    ).memory
+    _action(operator_client, Memory, "merge_selected", [first.pk, second.pk])
+    first.refresh_from_db()
+    second.refresh_from_db()
+    survivor, absorbed = (first, second) if first.is_current else (second, first)
+    assert survivor.is_current and absorbed.superseded_by_id == survivor.pk
+    assert revisions(absorbed, "merged")[0].actor == "user:root"
+
+    # one selected is refused, nothing changes
+    fact_a = seeded.memory("Lives in Bangalore")
+    fact_b = seeded.memory(WORK)
+    _action(operator_client, Memory, "supersede_older_by_newer", [fact_a.pk])
+    fact_a.refresh_from_db()
+    assert fact_a.is_current
+    # two: the older is superseded by the newer
+    _action(operator_client, Memory, "supersede_older_by_newer", [fact_a.pk, fact_b.pk])
+    fact_a.refresh_from_db()
+    fact_b.refresh_from_db()
+    older, newer = sorted([fact_a, fact_b], key=lambda memory: memory.created_at)
+    assert older.superseded_by_id == newer.pk and newer.is_current
+    assert revisions(older, "superseded")[0].actor == "user:root"
+
+    # a merge across types is refused
+    episode = Memory.objects.filter(contact=seeded.contact, memory_type="episode", valid_to__isnull=True).first()
+    response = _action(operator_client, Memory, "merge_selected", [newer.pk, episode.pk])
+    assert response.status_code == 302
+    newer.refresh_from_db()
+    episode.refresh_from_db()
+    assert newer.is_current and episode.is_current
+
+
+def test_admin_reembed_and_recompute_importance(operator_client, seeded):
+    memory = seeded.memory(WORK)
+    Memory.objects.filter(pk=memory.pk).update(embedding_model="old-model", importance=0.05, base_importance=0.05)
+    _action(operator_client, Memory, "reembed_selected", [memory.pk])
+    _action(operator_client, Memory, "recompute_importance", [memory.pk])
+    memory.refresh_from_db()
+    assert memory.embedding_model != "old-model"
+    (reembedded,) = revisions(memory, "reembedded")
+    assert reembedded.before == {"embedding_model": "old-model"} and reembedded.actor == "user:root"
+    (recomputed,) = revisions(memory, "importance_recomputed")
+    assert recomputed.actor == "user:root" and "novelty" in recomputed.note
+    # a new base from the formula, then the decay earned since it was last used (40 days ago: 33 decaying days)
+    assert f"base {memory.base_importance}, now {memory.importance}" in recomputed.note
+    expected = scoring.decayed_importance(
+        base_importance=memory.base_importance,
+        decay_rate=memory.decay_rate,
+        anchor_at=memory.accessed_at,
+        now=timezone.now(),
+        is_pinned=False,
+        memory_type="fact",
+    )
+    assert memory.importance == pytest.approx(expected, abs=1e-3)
+    assert 0.3 < memory.importance < memory.base_importance
+
+
+def test_admin_contact_export_and_consolidation_actions(operator_client, tenant, seeded):
+    response = _action(operator_client, Contact, "export_json", [seeded.contact.pk])
+    assert response["Content-Type"] == "application/json"
+    body = json.loads(response.content)
+    assert body["contact"]["contact_id"] == "arjun" and any(m["content"] == WORK for m in body["memories"])
+
+    _action(operator_client, Contact, "run_consolidation", [seeded.contact.pk])
+    _action(operator_client, type(tenant), "run_consolidation", [tenant.pk])
+    runs = ConsolidationRun.objects.filter(tenant=tenant, kind="periodic").order_by("started_at")
+    assert [(run.contact_id, run.status) for run in runs] == [(seeded.contact.pk, "done"), (None, "done")]
+
+
+def test_admin_tenant_reembed_and_create_through_the_service(operator_client, tenant, seeded):
+    Memory.objects.filter(tenant=tenant).update(embedding_model="old-model")
+    _action(operator_client, type(tenant), "reembed_tenant", [tenant.pk])
+    assert not Memory.objects.filter(tenant=tenant, embedding_model="old-model").exists()
+    response = operator_client.post(
+        reverse("admin:tenants_tenant_add"),
+        {"name": "Corner Cafe", "slug": "corner-cafe", "settings": "{}", "is_active": "on"},
+    )
+    assert response.status_code == 302
+    assert type(tenant).objects.filter(slug="corner-cafe", name="Corner Cafe").exists()
+
+
+def test_admin_is_for_operators_only(owner_client):
+    response = owner_client.get("/admin/memories/memory/")
+    assert response.status_code == 302 and response["Location"].startswith("/admin/login/")
