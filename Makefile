@@ -35,11 +35,15 @@ format: $(STAMP)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
+# Benchmarks print figures (docs/benchmarks.md records them); they use the dev database under var/.
 bench: $(STAMP)
+	$(BIN)/python manage.py migrate --verbosity 0
 	$(BIN)/python manage.py bench_extraction
+	$(BIN)/python manage.py bench_mood
 	$(BIN)/python manage.py bench_ingest
 	$(BIN)/python manage.py bench_latency
 	$(BIN)/python manage.py bench_retrieval --dataset locomo --path ../shared/data/locomo10.json
+	$(BIN)/python manage.py simulate_year
 
 clean-var:
 	$(BIN)/python -m config.embedded stop || true

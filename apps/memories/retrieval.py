@@ -14,8 +14,11 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import functools
 import itertools
 import json
+import logging
 import math
 import re
 from collections.abc import Iterable, Sequence
@@ -24,6 +27,7 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
+from django.conf import settings
 from django.db import connection
 from django.db.models import Count, Q
 from django.utils import timezone
@@ -474,6 +478,7 @@ def memory_search(
         signals_by_index.append(signals)
         scored.append((-scoring.retrieval_score(signals, weights), -similarity_signal, str(candidate.id), index))
     scored.sort()
+    scored = _reranked(query, scored, candidates, signals_by_index, weights)
     winners = [index for *_, index in scored[:top_k]]
     memories = (
         Memory.objects.select_related("contact")
@@ -499,6 +504,48 @@ def memory_search(
         if candidates[index].id in memories
     ]
     return SearchResult(results=results, query_entities=query_entities, candidates=len(candidates))
+
+
+RERANK_TOP = 30
+logger = logging.getLogger(__name__)
+
+
+@functools.lru_cache(maxsize=1)
+def _cross_encoder() -> Any:
+    """The optional reranker model, or None when it cannot be loaded (then the blended score stands)."""
+    try:
+        from sentence_transformers import CrossEncoder  # type: ignore[import-not-found]
+
+        return CrossEncoder(settings.ENGRAM["RERANKER_MODEL"])
+    except Exception as exc:  # not installed, no model files offline, …: fall back, say so once
+        logger.warning("Reranker unavailable (%s): using the blended score", exc)
+        return None
+
+
+def _reranked(
+    query: str,
+    scored: list[tuple[float, float, str, int]],
+    candidates: list[_Candidate],
+    signals: list[scoring.Signals],
+    weights: scoring.Weights,
+) -> list[tuple[float, float, str, int]]:
+    """With ENGRAM_RERANKER_ENABLED, a cross-encoder's relevance replaces the similarity signal of the top
+    candidates (memory-logic.txt §2.5); without the setting or the model, the blended order stands."""
+    if not settings.ENGRAM["RERANKER_ENABLED"]:
+        return scored
+    model = _cross_encoder()
+    if model is None:
+        return scored
+    head, tail = scored[:RERANK_TOP], scored[RERANK_TOP:]
+    contents = dict(Memory.objects.filter(pk__in=[candidates[row[3]].id for row in head]).values_list("id", "content"))
+    raw = model.predict([(query, contents[candidates[row[3]].id]) for row in head])
+    rescored = []
+    for row, value in zip(head, raw, strict=True):
+        index = row[3]
+        similarity = 1.0 / (1.0 + math.exp(-float(value)))
+        signals[index] = dataclasses.replace(signals[index], similarity=similarity)
+        rescored.append((-scoring.retrieval_score(signals[index], weights), -similarity, row[2], index))
+    return sorted(rescored) + tail
 
 
 def _without_query(*, scope: _Scope, weights: scoring.Weights, top_k: int, now: datetime) -> SearchResult:

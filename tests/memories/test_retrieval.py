@@ -307,3 +307,18 @@ def test_context_isolation_and_bad_input(api, other_api, tenant, contact):
 def test_tenant_retrieval_weights_are_used_for_brain_scope(tenant):
     weights = retrieval.weights_for(tenant=tenant, is_tenant_scope=True)
     assert weights == scoring.TENANT_WEIGHTS
+
+
+def test_reranker_setting_falls_back_to_the_blended_score_without_its_model(tenant, contact, settings):
+    for text in ["Works at Infosys as a backend engineer", "Loves hiking in the mountains", "Has a dog named Bruno"]:
+        add(tenant, contact, text)
+    baseline = [item.memory.pk for item in memory_search(tenant=tenant, contact=contact, query="job", top_k=3).results]
+    retrieval._cross_encoder.cache_clear()
+    settings.ENGRAM = {**settings.ENGRAM, "RERANKER_ENABLED": True, "RERANKER_MODEL": "no/such-model-offline"}
+    try:
+        reranked = [
+            item.memory.pk for item in memory_search(tenant=tenant, contact=contact, query="job", top_k=3).results
+        ]
+    finally:
+        retrieval._cross_encoder.cache_clear()
+    assert reranked == baseline

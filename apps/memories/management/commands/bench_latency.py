@@ -1,0 +1,144 @@
+"""GET /context and POST /memories/search latency at 1k, 10k and 100k memories in one tenant.
+
+Synthetic but realistically shaped data: 20% of the tenant's memories belong to one heavy contact (the one
+GET /context is asked for, relationship stage "deep": a 2,000-token budget), 20% are tenant-level brain
+memories (what /memories/search searches without contact_id), the rest are spread over contacts of 100.
+Embeddings: a pool of real all-MiniLM-L6-v2 vectors of distinct synthetic memories, each row a pool vector
+plus small noise (re-normalised), so the vector index sees a realistic distribution without embedding 100k
+texts. Every request uses a fresh query text, so the query embedding is computed every time (no cache hit).
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import time
+from argparse import ArgumentParser
+from typing import Any
+
+import numpy as np
+from django.core.management.base import BaseCommand
+from django.test import override_settings
+from django.utils import timezone
+from rest_framework.test import APIClient
+from tqdm import tqdm
+
+from apps.contacts.models import Contact, ContactState
+from apps.memories.benchmarks.corpus import QUERIES, memory_texts
+from apps.memories.embeddings import content_hash, get_embedder
+from apps.memories.models import Memory
+from apps.tenants.services import api_key_create, tenant_create
+
+POOL = 4000
+INSERT_BATCH = 2000
+
+
+class Command(BaseCommand):
+    help = "Benchmark: GET /context and POST /memories/search p50/p95 at growing tenant sizes."
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("--sizes", default="1000,10000,100000")
+        parser.add_argument("--requests", type=int, default=200)
+        parser.add_argument("--keep", action="store_true")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        sizes = sorted(int(size) for size in options["sizes"].split(","))
+        run = timezone.now().strftime("%Y%m%d%H%M%S")
+        tenant = tenant_create(name=f"bench latency {run}", slug=f"bench-latency-{run}")
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {api_key_create(tenant=tenant, name='bench').plaintext}")
+        heavy = Contact.objects.create(tenant=tenant, external_id="heavy", display_name="Heavy User")
+        ContactState.objects.create(contact=heavy, tenant=tenant, relationship_stage="deep")
+        embedder = get_embedder()
+        texts = memory_texts(POOL)
+        self.stdout.write(f"embedding a pool of {POOL} distinct memories…")
+        pool = embedder.embed_batch(texts)
+        rng = np.random.default_rng(1)
+        rows_done = 0
+        light_contacts: list[Contact] = []
+        lines = []
+        try:
+            for size in sizes:
+                self._grow(tenant, heavy, light_contacts, texts, pool, rng, rows_done, size)
+                rows_done = size
+                with override_settings(ALLOWED_HOSTS=["*"]):
+                    context = self._measure(
+                        client, options["requests"], lambda q: client.get("/api/v1/context/heavy", {"query": q})
+                    )
+                    search = self._measure(
+                        client,
+                        options["requests"],
+                        lambda q: client.post("/api/v1/memories/search", {"query": q, "top_k": 10}, format="json"),
+                    )
+                line = (
+                    f"{size:>7} memories | GET /context (heavy contact, {size // 5} memories): p50 {context[0]:.1f} ms "
+                    f"p95 {context[1]:.1f} ms | POST /memories/search (brain, {size // 5}): p50 {search[0]:.1f} ms "
+                    f"p95 {search[1]:.1f} ms"
+                )
+                lines.append(line)
+                self.stdout.write(line)
+        finally:
+            if not options["keep"]:
+                tenant.delete()
+        self.stdout.write("\n".join(["", "summary:", *lines]))
+
+    def _grow(self, tenant, heavy, light_contacts, texts, pool, rng, start: int, end: int) -> None:  # type: ignore[no-untyped-def]
+        now = timezone.now()
+        with tqdm(total=end - start, unit="memory", desc=f"growing to {end}", file=self.stdout) as bar:
+            for batch_start in range(start, end, INSERT_BATCH):
+                batch = []
+                for index in range(batch_start, min(end, batch_start + INSERT_BATCH)):
+                    slot = index % 5
+                    if slot == 0:
+                        contact = heavy
+                    elif slot == 1:
+                        contact = None
+                    else:
+                        needed = index // 100
+                        while len(light_contacts) <= needed:
+                            light_contacts.append(
+                                Contact.objects.create(tenant=tenant, external_id=f"c{len(light_contacts)}")
+                            )
+                        contact = light_contacts[needed]
+                    source = index % POOL
+                    vector = pool[source] + rng.normal(0, 0.02, pool.shape[1]).astype(np.float32)
+                    vector /= np.linalg.norm(vector)
+                    content = texts[source].replace(f"(note {source})", f"(note {index})")
+                    kind = ("fact", "preference", "episode", "episode", "pattern")[
+                        index % 5 if slot else (index // 5) % 5
+                    ]
+                    age = timezone.timedelta(days=float(rng.integers(0, 400)))
+                    batch.append(
+                        Memory(
+                            tenant=tenant,
+                            contact=contact,
+                            memory_type=kind,
+                            content=content,
+                            content_hash=content_hash(content),
+                            embedding=vector.tolist(),
+                            embedding_model="bench",
+                            importance=float(rng.uniform(0.2, 0.95)),
+                            base_importance=0.5,
+                            decay_rate=0.005,
+                            access_count=int(rng.integers(0, 30)),
+                            accessed_at=now - age,
+                            occurred_at=now - age,
+                            valid_from=now - age,
+                            source_session_id=f"s{index // 20}",
+                        )
+                    )
+                Memory.objects.bulk_create(batch)
+                bar.update(len(batch))
+
+    def _measure(self, client: APIClient, count: int, call) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+        rng = random.Random(5)
+        for index in range(10):  # warm up connections and caches (not measured)
+            call(f"{QUERIES[index % len(QUERIES)]} warmup {index}")
+        timings = []
+        for index in range(count):
+            query = f"{rng.choice(QUERIES)} {rng.choice(['today', 'lately', 'this week', 'again', 'now'])} #{index}"
+            began = time.perf_counter()
+            response = call(query)
+            timings.append((time.perf_counter() - began) * 1000)
+            assert response.status_code == 200, response.content
+        return statistics.median(timings), float(np.percentile(timings, 95))
