@@ -14,6 +14,7 @@ import random
 import statistics
 import time
 from argparse import ArgumentParser
+from datetime import timedelta
 from typing import Any
 
 import numpy as np
@@ -107,7 +108,7 @@ class Command(BaseCommand):
                     kind = ("fact", "preference", "episode", "episode", "pattern")[
                         index % 5 if slot else (index // 5) % 5
                     ]
-                    age = timezone.timedelta(days=float(rng.integers(0, 400)))
+                    age = timedelta(days=float(rng.integers(0, 400)))
                     batch.append(
                         Memory(
                             tenant=tenant,

@@ -174,9 +174,8 @@ class Command(BaseCommand):
         kept = Counter(current.values_list("memory_type", flat=True))
         everything = Memory.objects.filter(tenant=tenant, contact=contact)
         self.stdout.write(f"\n{days} days, {messages} messages ingested in {seconds:.0f} s")
-        self.stdout.write(
-            f"memories ever written: {everything.count()}  (episodes {everything.filter(memory_type='episode').count()})"
-        )
+        episodes = everything.filter(memory_type="episode").count()
+        self.stdout.write(f"memories ever written: {everything.count()}  (episodes {episodes})")
         self.stdout.write(
             f"in context now (current, not compressed, not pruned): {current.count()}  "
             + ", ".join(f"{kind} {count}" for kind, count in sorted(kept.items()))
