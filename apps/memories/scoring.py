@@ -94,6 +94,7 @@ def decayed_importance(
     now: datetime,
     is_pinned: bool,
     memory_type: str = EPISODE,
+    is_derived: bool = False,
 ) -> float:
     """Importance after decay, from elapsed time only (idempotent: the same at `now` however often the job ran).
 
@@ -105,7 +106,8 @@ def decayed_importance(
         return base_importance
     idle_days = (now - anchor_at).total_seconds() / 86400
     decaying_days = max(0.0, idle_days - DECAY_GRACE_DAYS)
-    floor = min(DECAY_FLOOR.get(memory_type, 0.0), base_importance)
+    # a summary derived from episodes decays like them: only what the contact stated has a floor
+    floor = 0.0 if is_derived else min(DECAY_FLOOR.get(memory_type, 0.0), base_importance)
     return round(max(floor, clamp(base_importance - decay_rate * decaying_days)), 4)
 
 

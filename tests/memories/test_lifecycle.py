@@ -320,3 +320,22 @@ def test_entity_typed_later_upgrades_the_bare_name(tenant):
     bruno = Entity.objects.get(tenant=tenant, slug="bruno")
     assert bruno.entity_type == "pet"
     assert bruno.memories.count() >= 2
+
+
+def test_session_summaries_decay_like_the_episodes_they_replace(tenant):
+    for index, text in enumerate(TOPICS):
+        ingest(tenant, "arjun", text, f"s{index}", T0 + timedelta(days=index), conversation=f"session-{index}")
+    contact = tenant.contacts.get()
+    lifecycle.sessions_compress(tenant=tenant, contact=contact, now=T0 + timedelta(days=40), threshold=10)
+    summary = Memory.objects.filter(tenant=tenant, metadata__compression_source=True).first()
+    stated = (
+        Memory.objects.filter(tenant=tenant, memory_type="fact").exclude(metadata__has_key="compression_source").first()
+    )
+    assert summary.decay_rate == 0.008
+    far = summary.accessed_at + timedelta(days=400)
+    lifecycle.memories_decay(tenant=tenant, contact=contact, now=far)
+    summary.refresh_from_db()
+    assert summary.importance == 0.0  # no floor: it was derived, not stated
+    if stated is not None:
+        stated.refresh_from_db()
+        assert stated.importance >= 0.2 or stated.importance == stated.base_importance

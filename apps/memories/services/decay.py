@@ -13,7 +13,11 @@ def decayed_importance_sql(*, at_sql: str, alias: str = "m") -> str:
         f"GREATEST(0.0, LEAST(1.0, {alias}.base_importance - {alias}.decay_rate * "
         f"GREATEST(0.0, {idle_days} - {scoring.DECAY_GRACE_DAYS})))"
     )
-    floor = f"LEAST({alias}.base_importance, CASE {alias}.memory_type {floors} ELSE 0.0 END)"
+    # summaries derived from episodes (session compression) decay like the episodes they replace
+    floor = (
+        f"CASE WHEN {alias}.metadata ? 'compression_source' THEN 0.0 "
+        f"ELSE LEAST({alias}.base_importance, CASE {alias}.memory_type {floors} ELSE 0.0 END) END"
+    )
     return (
         f"CASE WHEN {alias}.is_pinned THEN {alias}.base_importance "
         f"ELSE ROUND(GREATEST({floor}, {decayed})::numeric, 4)::float8 END"

@@ -254,6 +254,7 @@ def sessions_compress(
                         content=content,
                         importance=scoring.type_defaults(scoring.FACT, is_tenant_scope=contact is None)[0],
                         metadata={"compression_source": True, "source_session_id": session_id},
+                        decay_rate=scoring.type_defaults(scoring.EPISODE, is_tenant_scope=contact is None)[1],
                     )
                 ],
                 occurred_at=members[-1].occurred_at,

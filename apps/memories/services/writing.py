@@ -49,6 +49,7 @@ class Candidate:
     is_pinned: bool = False
     source_session_id: str = ""  # the conversation it came from (session compression and retrieval group by it)
     embedding_text: str = ""  # what is embedded when it differs from the content (an episode with its date)
+    decay_rate: float | None = None  # overrides the type's default (session summaries decay like episodes)
 
     @property
     def text_to_embed(self) -> str:
@@ -324,6 +325,8 @@ def _write_one(
 
     is_tenant_scope = contact is None
     type_default, decay_rate = scoring.type_defaults(candidate.memory_type, is_tenant_scope=is_tenant_scope)
+    if candidate.decay_rate is not None:
+        decay_rate = candidate.decay_rate
     if candidate.importance is not None:
         importance = round(scoring.clamp(candidate.importance), 4)
     else:

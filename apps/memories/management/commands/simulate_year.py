@@ -73,22 +73,41 @@ STATEMENTS = [
 ]
 
 CHATTER = [
-    "Bruno chased the neighbour's cat again this morning",
-    "Work was crazy today, the sprint review went long",
-    "Made dal and rice for dinner, simple but good",
-    "Went for a run by the lake before work",
-    "Mochi knocked my coffee off the table",
-    "Watched a documentary about the ocean tonight",
-    "My team shipped the new release finally",
-    "It rained the whole day, stayed in and read",
-    "Took Bruno to the vet for his vaccination",
-    "Called Maya, she's planning a trip to Goa",
-    "Tried a new recipe with paneer, turned out great",
-    "Long meeting about the quarterly numbers",
-    "Walked Bruno in the park, he met a golden retriever",
-    "Studied for my course exam for two hours",
-    "Feeling tired after a long week",
+    "Bruno chased the neighbour's cat {when}",
+    "Work was crazy {when}, the sprint review went on for {n} hours",
+    "Made {dish} for dinner, simple but good",
+    "Went for a {n} km run by the lake {when}",
+    "Mochi knocked my coffee off the table {when}",
+    "Watched a documentary about {topic} tonight",
+    "My team shipped release {n}.{m} finally",
+    "It rained the whole day, stayed in and read about {topic}",
+    "Took Bruno to the vet {when}, he needs {n} more shots",
+    "Called Maya, she's planning a trip to {place}",
+    "Tried a new recipe with {dish}, turned out great",
+    "Long meeting about the Q{m} numbers {when}",
+    "Walked Bruno in the park {when}, he met a {breed}",
+    "Studied {topic} for my course for {n} hours",
+    "Feeling tired after a long week of {topic}",
 ]
+DISHES = ["dal and rice", "paneer", "dosa", "pasta", "khichdi", "poha", "rajma", "biryani"]
+TOPICS = ["the ocean", "volcanoes", "statistics", "databases", "ancient Rome", "jazz", "economics", "birds"]
+PLACES = ["Goa", "Kerala", "Ladakh", "Jaipur", "Udaipur", "Sikkim"]
+BREEDS = ["golden retriever", "beagle", "pug", "husky", "labrador"]
+WHEN = ["this morning", "today", "again", "after lunch", "this evening", "yesterday"]
+
+
+def chatter(rng: random.Random) -> str:
+    return rng.choice(CHATTER).format(
+        when=rng.choice(WHEN),
+        n=rng.randint(2, 9),
+        m=rng.randint(1, 4),
+        dish=rng.choice(DISHES),
+        topic=rng.choice(TOPICS),
+        place=rng.choice(PLACES),
+        breed=rng.choice(BREEDS),
+    )
+
+
 LOW_CONTENT = ["lol", "ok", "haha", "hmm", "👍", "ok cool"]
 
 
@@ -121,8 +140,7 @@ class Command(BaseCommand):
                     continue
                 at = start + timedelta(days=day, hours=rng.choice([21, 22]), minutes=rng.randint(0, 30))
                 texts = [s.text for s in stated] + [
-                    rng.choice(CHATTER) if rng.random() > 0.2 else rng.choice(LOW_CONTENT)
-                    for _ in range(rng.randint(2, 8))
+                    chatter(rng) if rng.random() > 0.2 else rng.choice(LOW_CONTENT) for _ in range(rng.randint(2, 8))
                 ]
                 contact = Contact.objects.filter(tenant=tenant, external_id="asha").first()
                 if contact is not None:
