@@ -199,21 +199,26 @@ def episodes_compress(*, tenant: Tenant, contact: Contact | None, now: datetime,
                 [MemoryEntity(memory=pattern, entity=entity) for entity in theme_entities.values()],
                 ignore_conflicts=True,
             )
-            for episode in theme.episodes:
-                before = memory_snapshot(episode)
-                episode.is_compressed = True
-                episode.compressed_into = pattern
-                episode.save(update_fields=["is_compressed", "compressed_into", "updated_at"])
-                revision_record(
-                    memory=episode,
-                    action=MemoryRevision.Action.COMPRESSED,
-                    actor=SYSTEM,
-                    before=before,
-                    related_memory=pattern,
-                    note="episode compressed into a pattern",
-                )
+            _mark_compressed(theme.episodes, into=pattern, note="episode compressed into a pattern")
             created += 1
     return created
+
+
+def _mark_compressed(memories: Sequence[Memory], *, into: Memory, note: str) -> None:
+    """Compressed memories are kept (queryable with include_compressed) but leave context; each gets a revision."""
+    for memory in memories:
+        before = memory_snapshot(memory)
+        memory.is_compressed = True
+        memory.compressed_into = into
+        memory.save(update_fields=["is_compressed", "compressed_into", "updated_at"])
+        revision_record(
+            memory=memory,
+            action=MemoryRevision.Action.COMPRESSED,
+            actor=SYSTEM,
+            before=before,
+            related_memory=into,
+            note=note,
+        )
 
 
 def sessions_compress(
@@ -266,19 +271,7 @@ def sessions_compress(
             if change.action == "skipped":
                 continue
             Memory.objects.filter(pk=summary.pk).update(source_session_id=session_id)
-            for member in members:
-                before = memory_snapshot(member)
-                member.is_compressed = True
-                member.compressed_into = summary
-                member.save(update_fields=["is_compressed", "compressed_into", "updated_at"])
-                revision_record(
-                    memory=member,
-                    action=MemoryRevision.Action.COMPRESSED,
-                    actor=SYSTEM,
-                    before=before,
-                    related_memory=summary,
-                    note=f"session {session_id} summarised",
-                )
+            _mark_compressed(members, into=summary, note=f"session {session_id} summarised")
             summarised += 1
     return summarised
 
