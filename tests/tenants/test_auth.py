@@ -21,6 +21,35 @@ ENDPOINTS = [
     ("get", "/api/v1/conversations/conv-1"),
     ("get", "/api/v1/conversations/conv-1/messages"),
 ]
+ANY_ID = "00000000-0000-4000-8000-000000000000"
+# every other endpoint: no key or a revoked key must get 401 and write nothing
+MORE_ENDPOINTS = [
+    ("post", "/api/v1/ingest"),
+    ("post", "/api/v1/ingest/batch"),
+    ("get", f"/api/v1/events/{ANY_ID}"),
+    ("post", "/api/v1/observations"),
+    ("get", "/api/v1/memories"),
+    ("post", "/api/v1/memories"),
+    ("post", "/api/v1/memories/search"),
+    ("get", "/api/v1/memories/types"),
+    ("get", f"/api/v1/memories/{ANY_ID}"),
+    ("patch", f"/api/v1/memories/{ANY_ID}"),
+    ("delete", f"/api/v1/memories/{ANY_ID}"),
+    ("get", f"/api/v1/memories/{ANY_ID}/history"),
+    ("get", "/api/v1/knowledge/documents"),
+    ("post", "/api/v1/knowledge/documents"),
+    ("get", f"/api/v1/knowledge/documents/{ANY_ID}"),
+    ("delete", f"/api/v1/knowledge/documents/{ANY_ID}"),
+    ("get", "/api/v1/knowledge/search"),
+    ("get", "/api/v1/context/c-1"),
+    ("post", "/api/v1/brain/context"),
+    ("get", "/api/v1/contacts/c-1/state"),
+    ("get", "/api/v1/contacts/c-1/mood-history"),
+    ("get", "/api/v1/contacts/c-1/profile"),
+    ("get", "/api/v1/triggers"),
+    ("post", f"/api/v1/triggers/{ANY_ID}/done"),
+    ("post", "/api/v1/conversations/conv-1/close"),
+]
 
 
 def _assert_error(response, status: int, code: str) -> None:
@@ -31,14 +60,18 @@ def _assert_error(response, status: int, code: str) -> None:
     assert body["error"]["message"]
 
 
-@pytest.mark.parametrize(("method", "url"), ENDPOINTS, ids=[f"{m} {u}" for m, u in ENDPOINTS])
+@pytest.mark.parametrize(
+    ("method", "url"), ENDPOINTS + MORE_ENDPOINTS, ids=[f"{m} {u}" for m, u in ENDPOINTS + MORE_ENDPOINTS]
+)
 def test_no_key_is_401(method, url):
     response = getattr(APIClient(), method)(url, {}, format="json")
     _assert_error(response, 401, "not_authenticated")
     assert response["WWW-Authenticate"] == "Bearer"
 
 
-@pytest.mark.parametrize(("method", "url"), ENDPOINTS, ids=[f"{m} {u}" for m, u in ENDPOINTS])
+@pytest.mark.parametrize(
+    ("method", "url"), ENDPOINTS + MORE_ENDPOINTS, ids=[f"{m} {u}" for m, u in ENDPOINTS + MORE_ENDPOINTS]
+)
 def test_revoked_key_is_401_and_writes_nothing(method, url, tenant):
     issued = ApiKeyFactory(tenant=tenant)
     ContactFactory(tenant=tenant, external_id="c-1", display_name="Before")
@@ -48,6 +81,8 @@ def test_revoked_key_is_401_and_writes_nothing(method, url, tenant):
     response = getattr(client, method)(url, {"contact_id": "c-2", "display_name": "After"}, format="json")
     _assert_error(response, 401, "authentication_failed")
     assert list(tenant.contacts.values_list("external_id", "display_name")) == [("c-1", "Before")]
+    assert not tenant.messages.exists()
+    assert not tenant.memories.exists()
 
 
 @pytest.mark.parametrize(
