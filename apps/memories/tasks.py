@@ -59,9 +59,7 @@ def tenant_consolidation_task(*, tenant_id: str, now: str | None = None) -> dict
 
 
 def _contact_jobs():  # type: ignore[no-untyped-def]
-    """Contact-intelligence patterns run with the periodic jobs (see apps.contacts.services.patterns)."""
-    try:
-        from apps.memories.services.intelligence import contact_patterns_detect
-    except ImportError:
-        return None
+    """Contact-intelligence patterns (difficult periods, chat hours, engagement) run with the periodic jobs."""
+    from apps.memories.services.intelligence import contact_patterns_detect
+
     return lambda tenant, contact, now: contact_patterns_detect(contact=contact, now=now)

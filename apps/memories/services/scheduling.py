@@ -29,10 +29,7 @@ def consolidation_schedule(*, conversation: Conversation) -> bool:
             return False
         consolidate_conversation_task.apply_async(kwargs={"conversation_id": str(conversation.pk)}, countdown=delay)
         return True
-    except (RedisError, OSError) as exc:
-        logger.warning("Could not queue consolidation for conversation %s: %s", conversation.pk, exc)
-        return False
-    except Exception as exc:  # kombu raises its own OperationalError when the broker is unreachable
+    except Exception as exc:  # Redis errors, and kombu's OperationalError when the broker is unreachable
         logger.warning("Could not queue consolidation for conversation %s: %s", conversation.pk, exc)
         return False
 
