@@ -124,6 +124,28 @@ class MemoryAdminForm(forms.ModelForm):
         fields = ("content", "importance", "is_pinned")
 
 
+# set by the lifecycle services only: shown to operators, never edited in admin
+LIFECYCLE_FIELDS = (
+    "base_importance",
+    "decay_rate",
+    "access_count",
+    "accessed_at",
+    "occurred_at",
+    "valid_from",
+    "valid_to",
+    "superseded_by",
+    "is_compressed",
+    "compressed_into",
+    "expires_at",
+    "deleted_at",
+    "deletion_reason",
+    "embedding_model",
+    "content_hash",
+    "created_at",
+    "updated_at",
+)
+
+
 @admin.register(Memory)
 class MemoryAdmin(admin.ModelAdmin):
     form = MemoryAdminForm
@@ -161,27 +183,7 @@ class MemoryAdmin(admin.ModelAdmin):
         ),
         (
             "Lifecycle",
-            {
-                "fields": (
-                    "base_importance",
-                    "decay_rate",
-                    "access_count",
-                    "accessed_at",
-                    "occurred_at",
-                    "valid_from",
-                    "valid_to",
-                    "superseded_by",
-                    "is_compressed",
-                    "compressed_into",
-                    "expires_at",
-                    "deleted_at",
-                    "deletion_reason",
-                    "embedding_model",
-                    "content_hash",
-                    "created_at",
-                    "updated_at",
-                )
-            },
+            {"fields": LIFECYCLE_FIELDS},
         ),
     )
     readonly_fields = (
@@ -193,23 +195,7 @@ class MemoryAdmin(admin.ModelAdmin):
         "source_event_ids",
         "created_by",
         "metadata",
-        "base_importance",
-        "decay_rate",
-        "access_count",
-        "accessed_at",
-        "occurred_at",
-        "valid_from",
-        "valid_to",
-        "superseded_by",
-        "is_compressed",
-        "compressed_into",
-        "expires_at",
-        "deleted_at",
-        "deletion_reason",
-        "embedding_model",
-        "content_hash",
-        "created_at",
-        "updated_at",
+        *LIFECYCLE_FIELDS,
     )
     inlines = [MemoryEntityInline, RevisionInline]
     actions = [
