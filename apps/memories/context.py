@@ -12,6 +12,7 @@ from typing import Any
 
 from django.utils import timezone
 
+from apps.contacts.intelligence.stages import STAGE_MEMORY_BUDGETS
 from apps.contacts.models import Contact
 from apps.conversations.models import Conversation
 from apps.conversations.window import window_get
@@ -21,7 +22,6 @@ from apps.memories import scoring
 from apps.memories.retrieval import ScoredMemory, memory_search
 from apps.tenants.models import Tenant
 
-STAGE_MEMORY_BUDGETS = {"new": 0, "building": 500, "established": 1200, "deep": 2000, "fading": 800, "dormant": 200}
 CONTEXT_CANDIDATES = 40
 
 

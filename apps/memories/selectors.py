@@ -5,7 +5,6 @@ from typing import Any
 
 from django.contrib.postgres.search import SearchQuery
 from django.db.models import Q, QuerySet
-from django.utils import timezone
 
 from apps.contacts.models import Contact
 from apps.core.exceptions import NotFound
@@ -23,14 +22,6 @@ def memory_get(*, tenant: Tenant, memory_id: Any) -> Memory:
     if memory is None:
         raise NotFound("Memory not found.")
     return memory
-
-
-def current_filter(*, include_compressed: bool = False) -> Q:
-    now = timezone.now()
-    condition = Q(valid_to__isnull=True, deleted_at__isnull=True) & (Q(expires_at__isnull=True) | Q(expires_at__gt=now))
-    if not include_compressed:
-        condition &= Q(is_compressed=False)
-    return condition
 
 
 def memory_list(

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.db import transaction
 from django.utils import timezone
 
@@ -121,7 +119,3 @@ def memory_correct(*, memory: Memory, content: str, actor: str) -> MemoryChange:
     if memory.is_current and change.memory.pk != memory.pk and change.action != "skipped":
         memory_supersede(old=memory, new=change.memory, actor=actor, at=timezone.now(), note="corrected")
     return change
-
-
-def memory_update_fields(data: dict[str, Any]) -> dict[str, Any]:
-    return {key: data[key] for key in ("content", "importance", "is_pinned") if key in data}

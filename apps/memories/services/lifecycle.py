@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Q
+from django.db.models import Min, Q
 
 from apps.contacts.models import Contact
 from apps.entities.models import Entity
@@ -236,7 +236,7 @@ def sessions_compress(
     ).exclude(source_session_id="")
     first_seen = {
         row["source_session_id"]: row["first"]
-        for row in episodes.values("source_session_id").annotate(first=_min("occurred_at")).order_by("first")
+        for row in episodes.values("source_session_id").annotate(first=Min("occurred_at")).order_by("first")
     }
     if len(first_seen) <= threshold:
         return 0
@@ -274,12 +274,6 @@ def sessions_compress(
             _mark_compressed(members, into=summary, note=f"session {session_id} summarised")
             summarised += 1
     return summarised
-
-
-def _min(field: str) -> Any:
-    from django.db.models import Min
-
-    return Min(field)
 
 
 def scope_subject(contact: Contact | None) -> str:

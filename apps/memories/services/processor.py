@@ -21,7 +21,6 @@ from apps.core.llm import LLMUnavailable, llm_complete_json, llm_is_configured
 from apps.entities.models import Entity
 from apps.memories import profile_rules, scoring
 from apps.memories.models import ConsolidationRun, ContextEvent, Memory, MemoryProfile, ProfileAudit
-from apps.memories.services.revisions import SYSTEM
 from apps.memories.services.writing import Candidate, memories_write
 from apps.tenants.models import Tenant
 
@@ -186,10 +185,3 @@ def events_process(*, limit: int = 2000, now: datetime | None = None) -> dict[st
                 stats["events"] += len(audit.event_ids)
         run_stats.update(stats)
     return stats
-
-
-def profile_for(*, tenant: Tenant, contact: Contact | None) -> MemoryProfile | None:
-    return MemoryProfile.objects.filter(tenant=tenant, contact=contact).first()
-
-
-__all__ = ["PROCESSOR_ACTOR", "SYSTEM", "events_process", "profile_for", "scope_events_process"]

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
 from django.db import connection, transaction
-from django.db.models import Q
 
 from apps.contacts.models import Contact
 from apps.entities.services import EntityLike, entity_upsert_many
@@ -409,11 +408,3 @@ def _session_context_update(memory: Memory) -> None:
 def working_memory_expiry(at: datetime) -> datetime:
     """`working` memories (seed type) live as long as the session window."""
     return at + timedelta(hours=24)
-
-
-def without_entities(candidate: Candidate) -> Candidate:
-    return replace(candidate, entities=())
-
-
-def recent_scope_filter(contact: Contact | None) -> Q:
-    return Q(contact=contact) if contact is not None else Q(contact__isnull=True)
