@@ -307,3 +307,20 @@ def test_memory_list_filters(api):
     )
     assert api.get("/api/v1/memories", {"type": "nonsense"}).status_code == 400
     assert api.get("/api/v1/memories/not-a-uuid").status_code == 404
+
+
+def test_working_memory_expires_with_the_session_window(api, tenant):
+    from datetime import timedelta
+
+    response = api.post(
+        "/api/v1/memories",
+        {"content": "Is looking at the pricing page right now", "memory_type": "working"},
+        format="json",
+    )
+    assert response.status_code == 201, response.content
+    memory = Memory.objects.get(pk=response.json()["id"])
+    assert memory.memory_type == "episode"
+    assert memory.expires_at is not None
+    assert timedelta(hours=23, minutes=59) < memory.expires_at - memory.created_at <= timedelta(hours=24, minutes=1)
+    semantic = api.post("/api/v1/memories", {"content": "Runs a bakery", "memory_type": "semantic"}, format="json")
+    assert Memory.objects.get(pk=semantic.json()["id"]).expires_at is None

@@ -30,7 +30,7 @@ from apps.memories.embeddings import get_embedder
 from apps.memories.extraction import extract, salience
 from apps.memories.models import ContextEvent
 from apps.memories.services.scheduling import consolidation_schedule
-from apps.memories.services.writing import Candidate, MemoryChange, memories_write
+from apps.memories.services.writing import Candidate, MemoryChange, memories_write, working_memory_expiry
 from apps.tenants.models import Tenant
 
 logger = logging.getLogger(__name__)
@@ -379,7 +379,9 @@ def memory_add(
     importance: float | None = None,
     is_pinned: bool = False,
 ) -> MemoryChange:
-    """An explicit add (API, inspector): a seed type name is mapped, then the normal write path runs."""
+    """An explicit add (API, inspector): a seed type name is mapped, then the normal write path runs.
+    A `working` memory (seed type) is an episode that expires with the session window."""
+    is_working = memory_type == "working"
     memory_type = scoring.SEED_TYPE_MAP.get(memory_type, memory_type)
     if memory_type not in scoring.MEMORY_TYPES:
         raise ApplicationError(f"memory_type must be one of {', '.join(scoring.MEMORY_TYPES)} (or a seed type).")
@@ -400,6 +402,7 @@ def memory_add(
                 else scoring.type_defaults(memory_type, is_tenant_scope=contact is None)[0],
                 is_pinned=is_pinned,
                 metadata={"added_by": actor},
+                expires_at=working_memory_expiry(now) if is_working else None,
             )
         ],
         occurred_at=now,
