@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import itertools
@@ -22,6 +21,7 @@ import logging
 import math
 import re
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -35,24 +35,27 @@ from django.utils.text import slugify
 from pgvector.django import CosineDistance
 
 from apps.contacts.models import Contact
-from apps.core.redis import RedisError, get_redis
 from apps.entities.models import Entity
 from apps.entities.selectors import entities_named_in
 from apps.memories import relevance as relevance_rules
 from apps.memories import scoring
 from apps.memories.embeddings import get_embedder
 from apps.memories.models import Memory, MemoryEntity
+from apps.memories.services.lexicon import (
+    LEXICON_FROM,
+    current_scope_sql,
+    scope_lexicon_get,
+    scope_lexicon_refresh_queue,
+)
 from apps.tenants.models import Tenant
 
 VECTOR_CANDIDATES = 50
 KEYWORD_CANDIDATES = 50
 ENTITY_CANDIDATES = 50
-# a lexeme in more than this share of the scope selects no candidates (its IDF is near zero anyway)
-SELECTIVE_LEXEME_SHARE = 0.2
-SELECTIVE_LEXEME_MIN_ROWS = 500  # ranking this many matches is cheap: small scopes use every lexeme
-DF_CAP = 5000  # document frequencies are counted up to this; beyond it the IDF barely moves
-SCOPE_STATS_TTL_SECONDS = 120
-SCOPE_STATS_CACHE_FROM = 1000
+# keyword candidates: the query's rarest lexemes, as many as match at most this many memories together
+# (ranking a match is a heap visit; a word in thousands of memories tells little and its IDF is low)
+KEYWORD_ROW_BUDGET = 1500
+DF_CAP = 5000  # exact document frequencies (no lexicon yet) are counted up to this; beyond it IDF barely moves
 UBIQUITOUS_ENTITY_SHARE = 0.25
 UBIQUITY_MIN_SCOPE = 40
 
@@ -164,30 +167,19 @@ class _Scope:
             condition &= Q(memory_type__in=list(self.memory_types))
         return condition
 
-    def sql(self) -> tuple[str, list[Any]]:
-        """The same scope as `q()`, for the hand-written full-text statements (alias m)."""
-        clauses = [
-            "m.tenant_id = %s",
-            "m.contact_id = %s" if self.contact is not None else "m.contact_id IS NULL",
-            "m.valid_to IS NULL",
-            "m.deleted_at IS NULL",
-            "(m.expires_at IS NULL OR m.expires_at > now())",
-            "m.importance >= %s",
-        ]
-        params: list[Any] = [self.tenant.pk, *([self.contact.pk] if self.contact is not None else [])]
-        params.append(scoring.RETRIEVAL_MIN_IMPORTANCE)
-        if not self.include_compressed:
-            clauses.append("NOT m.is_compressed")
-        if self.memory_types:
-            clauses.append("m.memory_type = ANY(%s)")
-            params.append(list(self.memory_types))
-        return " AND ".join(clauses), params
-
     @property
-    def cache_key(self) -> str:
-        contact = self.contact.pk if self.contact is not None else "tenant"
-        types = ",".join(self.memory_types)
-        return f"engram:scope-stats:{self.tenant.pk}:{contact}:{types}:{int(self.include_compressed)}"
+    def contact_id(self) -> Any | None:
+        return self.contact.pk if self.contact is not None else None
+
+    def sql(self, alias: str = "m") -> tuple[str, list[Any]]:
+        """The same scope as `q()`, for the hand-written SQL statements."""
+        sql, params = current_scope_sql(tenant_id=self.tenant.pk, contact_id=self.contact_id, alias=alias)
+        if not self.include_compressed:
+            sql += f" AND NOT {alias}.is_compressed"
+        if self.memory_types:
+            sql += f" AND {alias}.memory_type = ANY(%s)"
+            params.append(list(self.memory_types))
+        return sql, params
 
 
 @dataclass(frozen=True)
@@ -211,38 +203,25 @@ def _quoted(lexemes: Iterable[str]) -> list[str]:
     return ["'" + lexeme.replace("'", "''") + "'" for lexeme in lexemes]
 
 
-def _scope_totals(scope: _Scope) -> tuple[int, float, float]:
-    """Memories in scope and the average tsvector lengths: cached briefly (they move slowly)."""
-    try:
-        cached = get_redis().get(scope.cache_key)
-    except RedisError:
-        cached = None
-    if cached:
-        total, search_length, context_length = json.loads(cached)
-        return int(total), float(search_length), float(context_length)
-    scope_sql, params = scope.sql()
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(*), coalesce(avg(length(m.search_vector)), 0), "
-            f"coalesce(avg(length(m.context_vector)), 0) FROM memories_memory m WHERE {scope_sql}",
-            params,
-        )
-        row = cursor.fetchone()
-    assert row is not None
-    totals = (int(row[0]), float(row[1]), float(row[2]))
-    if totals[0] >= SCOPE_STATS_CACHE_FROM:  # small scopes are counted exactly every time (it is cheap)
-        with contextlib.suppress(RedisError):
-            get_redis().set(scope.cache_key, json.dumps(totals), ex=SCOPE_STATS_TTL_SECONDS)
-    return totals
-
-
 def _scope_stats(scope: _Scope, lexemes: list[str]) -> _Stats:
-    total, search_length, context_length = _scope_totals(scope)
-    if not lexemes:
-        return _Stats(total, search_length, context_length, {}, {})
+    """Scope size, average tsvector lengths and the document frequency of each query lexeme: from the
+    scope's lexicon when a worker has built one (services.lexicon), else counted in one SQL statement."""
+    lexicon = scope_lexicon_get(tenant_id=scope.tenant.pk, contact_id=scope.contact_id, lexemes=lexemes)
+    if lexicon is not None:
+        return _Stats(
+            total=lexicon.total,
+            average_search_length=lexicon.average_search_length,
+            average_context_length=lexicon.average_context_length,
+            search_df=lexicon.search_df,
+            context_df=lexicon.context_df,
+        )
     scope_sql, scope_params = scope.sql()
-    selects: list[str] = []
-    params: list[Any] = []
+    selects = [
+        f"(SELECT count(*) FROM memories_memory m WHERE {scope_sql})",
+        f"(SELECT coalesce(avg(length(m.search_vector)), 0) FROM memories_memory m WHERE {scope_sql})",
+        f"(SELECT coalesce(avg(length(m.context_vector)), 0) FROM memories_memory m WHERE {scope_sql})",
+    ]
+    params: list[Any] = [*scope_params, *scope_params, *scope_params]
     for column in ("search_vector", "context_vector"):
         for lexeme in _quoted(lexemes):
             # each count uses the GIN index and stops at DF_CAP rows
@@ -255,25 +234,34 @@ def _scope_stats(scope: _Scope, lexemes: list[str]) -> _Stats:
         cursor.execute("SELECT " + ", ".join(selects), params)
         row = cursor.fetchone()
     assert row is not None
-    counts = [int(value) for value in row]
+    total = int(row[0])
+    if total >= LEXICON_FROM:  # large enough to be worth a lexicon: a worker builds it for the next searches
+        scope_lexicon_refresh_queue(tenant_id=scope.tenant.pk, contact_id=scope.contact_id)
+    counts = [int(value) for value in row[3:]]
     return _Stats(
         total=total,
-        average_search_length=search_length,
-        average_context_length=context_length,
+        average_search_length=float(row[1]),
+        average_context_length=float(row[2]),
         search_df=dict(zip(lexemes, counts[: len(lexemes)], strict=True)),
         context_df=dict(zip(lexemes, counts[len(lexemes) :], strict=True)),
     )
 
 
 def _keyword_candidates(scope: _Scope, lexemes: list[str], stats: _Stats) -> list[Any]:
-    """Top memories matching any selective query lexeme (GIN); a lexeme in a fifth of the scope selects
-    nothing by itself (it would drag thousands of rows through ranking), but the three rarest always do."""
-    if not lexemes:
-        return []
-    ranked = sorted(lexemes, key=lambda lexeme: stats.search_df.get(lexeme, 0))
-    limit = max(SELECTIVE_LEXEME_SHARE * stats.total, SELECTIVE_LEXEME_MIN_ROWS)
-    selective = [lexeme for index, lexeme in enumerate(ranked) if index < 3 or stats.search_df.get(lexeme, 0) <= limit]
-    selective = [lexeme for lexeme in selective if stats.search_df.get(lexeme, 0) > 0]
+    """Top memories matching any selective query lexeme (GIN), ranked by ts_rank_cd. Selective: the rarest
+    lexemes, taken while together they match at most KEYWORD_ROW_BUDGET memories — a word in thousands
+    of memories would drag them all through ranking and tells little (those still count in BM25 for the
+    candidates the other sources find)."""
+    selective: list[str] = []
+    matched = 0
+    for lexeme in sorted(lexemes, key=lambda lexeme: stats.search_df.get(lexeme, 0)):
+        frequency = stats.search_df.get(lexeme, 0)
+        if frequency == 0:
+            continue
+        if matched + frequency > KEYWORD_ROW_BUDGET:
+            break
+        selective.append(lexeme)
+        matched += frequency
     if not selective:
         return []
     tsquery = " | ".join(_quoted(selective))
@@ -303,22 +291,26 @@ def _discriminating(entities: list[Entity], *, scope: _Scope, total: int) -> lis
 
 
 def _session_neighbours(scope: _Scope, memory_ids: list[Any]) -> set[Any]:
-    """The turns just before and after each candidate episode in its conversation (one query)."""
-    scope_sql, scope_params = scope.sql()
+    """The turns just before and after each candidate episode in its conversation: two index probes per
+    candidate (memory_session_turn_idx), whatever the length of the conversation."""
+    scope_sql, scope_params = scope.sql(alias="n")
+    turn = (
+        "(SELECT n.id FROM memories_memory n WHERE {scope} AND n.memory_type = 'episode' "
+        "AND n.source_session_id <> '' AND n.source_session_id = c.source_session_id "
+        "AND (n.occurred_at, n.created_at) {op} (c.occurred_at, c.created_at) "
+        "ORDER BY n.occurred_at {order}, n.created_at {order} LIMIT 1)"
+    )
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT x.before_id, x.after_id FROM ("
-            "SELECT m.id, lag(m.id) OVER w AS before_id, lead(m.id) OVER w AS after_id FROM memories_memory m "
-            f"WHERE {scope_sql} AND m.memory_type = 'episode' AND m.source_session_id IN ("
-            "SELECT c.source_session_id FROM memories_memory c WHERE c.id = ANY(%s) AND c.memory_type = 'episode' "
-            "AND c.source_session_id <> '') "
-            "WINDOW w AS (PARTITION BY m.source_session_id ORDER BY m.occurred_at, m.created_at)) x "
-            "WHERE x.id = ANY(%s)",
-            [*scope_params, memory_ids, memory_ids],
+            "SELECT x.id FROM memories_memory c CROSS JOIN LATERAL ("
+            f"{turn.format(scope=scope_sql, op='<', order='DESC')} UNION ALL "
+            f"{turn.format(scope=scope_sql, op='>', order='ASC')}) x "
+            "WHERE c.id = ANY(%s) AND c.memory_type = 'episode' AND c.source_session_id <> ''",
+            [*scope_params, *scope_params, memory_ids],
         )
         rows = cursor.fetchall()
     wanted = set(memory_ids)
-    return {memory_id for row in rows for memory_id in row if memory_id is not None and memory_id not in wanted}
+    return {row[0] for row in rows if row[0] not in wanted}
 
 
 @dataclass(frozen=True)
@@ -375,6 +367,16 @@ def _as_dict(value: Any) -> dict[str, int]:
     return {str(key): int(count) for key, count in (value or {}).items()}
 
 
+@functools.lru_cache(maxsize=1)
+def _embedding_pool() -> ThreadPoolExecutor:
+    # created on first use, so a forked worker process builds its own
+    return ThreadPoolExecutor(max_workers=2, thread_name_prefix="engram-query-embed")
+
+
+def _embed_query(query: str) -> np.ndarray:
+    return get_embedder().embed_batch([query])[0]
+
+
 def memory_search(
     *,
     tenant: Tenant,
@@ -393,21 +395,12 @@ def memory_search(
     scope = _Scope(tenant, contact, tuple(memory_types), include_compressed)
     if not query.strip():
         return _without_query(scope=scope, weights=weights, top_k=top_k, now=now)
-    if query_vector is None:
-        query_vector = get_embedder().embed_batch([query])[0]
-    vector_list = np.asarray(query_vector, dtype=np.float32).tolist()
+    # the query is embedded on another core while PostgreSQL answers the keyword and entity side
+    pending = _embedding_pool().submit(_embed_query, query) if query_vector is None else None
 
     lexemes = _query_lexemes(query)
     stats = _scope_stats(scope, lexemes)
     found_by: dict[Any, set[str]] = {}
-    vector_ids = list(
-        Memory.objects.filter(scope.q(), embedding__isnull=False)
-        .annotate(distance=CosineDistance("embedding", vector_list))
-        .order_by("distance")
-        .values_list("id", flat=True)[:VECTOR_CANDIDATES]
-    )
-    for memory_id in vector_ids:
-        found_by.setdefault(memory_id, set()).add("vector")
     for memory_id in _keyword_candidates(scope, lexemes, stats):
         found_by.setdefault(memory_id, set()).add("keyword")
     query_entities = _discriminating(
@@ -422,6 +415,17 @@ def memory_search(
         )
         for memory_id in linked:
             found_by.setdefault(memory_id, set()).add("entity")
+    if pending is not None:
+        query_vector = pending.result()
+    vector_list = np.asarray(query_vector, dtype=np.float32).tolist()
+    vector_ids = (
+        Memory.objects.filter(scope.q(), embedding__isnull=False)
+        .annotate(distance=CosineDistance("embedding", vector_list))
+        .order_by("distance")
+        .values_list("id", flat=True)[:VECTOR_CANDIDATES]
+    )
+    for memory_id in vector_ids:
+        found_by.setdefault(memory_id, set()).add("vector")
     if not found_by:
         return SearchResult(results=[], query_entities=query_entities, candidates=0)
     for memory_id in _session_neighbours(scope, list(found_by)):

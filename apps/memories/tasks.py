@@ -37,6 +37,13 @@ def flush_idle_conversations_task() -> int:
     return sessions.idle_conversations_flush()
 
 
+@shared_task(name="apps.memories.tasks.lexicon_refresh_task", ignore_result=True)
+def lexicon_refresh_task(*, tenant_id: str, contact_id: str | None) -> int:
+    from apps.memories.services.lexicon import scope_lexicon_refresh
+
+    return scope_lexicon_refresh(tenant_id=tenant_id, contact_id=contact_id)
+
+
 @shared_task(name="apps.memories.tasks.periodic_consolidation_task")
 def periodic_consolidation_task() -> int:
     """Fan out: one task per active tenant, so tenants consolidate in parallel across workers."""

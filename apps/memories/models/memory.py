@@ -95,11 +95,18 @@ class Memory(UUIDModel):
                 ef_construction=64,
                 opclasses=["vector_cosine_ops"],
             ),
-            GinIndex(fields=["search_vector"], name="memory_search_gin"),
-            GinIndex(fields=["context_vector"], name="memory_context_gin"),
+            # fastupdate off: no pending list for every search to scan (a few ms per query once it has grown)
+            GinIndex(fields=["search_vector"], name="memory_search_gin", fastupdate=False),
+            GinIndex(fields=["context_vector"], name="memory_context_gin", fastupdate=False),
             models.Index(fields=["tenant", "contact", "memory_type", "created_at"], name="memory_scope_type_idx"),
             models.Index(fields=["tenant", "contact", "content_hash"], name="memory_scope_hash_idx"),
             models.Index(fields=["tenant", "contact", "slot"], name="memory_scope_slot_idx", condition=~Q(slot="")),
+            # the turn before / after a candidate episode in its conversation (retrieval's neighbour source)
+            models.Index(
+                fields=["source_session_id", "occurred_at", "created_at"],
+                name="memory_session_turn_idx",
+                condition=Q(memory_type="episode") & ~Q(source_session_id=""),
+            ),
             models.Index(
                 fields=["tenant", "contact", "importance"],
                 name="memory_current_idx",

@@ -6,6 +6,10 @@ memories (what /memories/search searches without contact_id), the rest are sprea
 Embeddings: a pool of real all-MiniLM-L6-v2 vectors of distinct synthetic memories, each row a pool vector
 plus small noise (re-normalised), so the vector index sees a realistic distribution without embedding 100k
 texts. Every request uses a fresh query text, so the query embedding is computed every time (no cache hit).
+
+After each growth step the command does what the running system does on its own before measuring:
+ANALYZE (autovacuum's job after a bulk load) and the lexicon refresh of the two measured scopes (the
+`lexicon_refresh_task` a worker runs when a search finds a large scope without a fresh lexicon).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import Any
 
 import numpy as np
 from django.core.management.base import BaseCommand
+from django.db import connection
 from django.test import override_settings
 from django.utils import timezone
 from rest_framework.test import APIClient
@@ -28,6 +33,7 @@ from apps.contacts.models import Contact, ContactState
 from apps.memories.benchmarks.corpus import QUERIES, memory_texts
 from apps.memories.embeddings import content_hash, get_embedder
 from apps.memories.models import Memory
+from apps.memories.services.lexicon import scope_lexicon_refresh
 from apps.tenants.services import api_key_create, tenant_create
 
 POOL = 4000
@@ -62,6 +68,10 @@ class Command(BaseCommand):
             for size in sizes:
                 self._grow(tenant, heavy, light_contacts, texts, pool, rng, rows_done, size)
                 rows_done = size
+                with connection.cursor() as cursor:
+                    cursor.execute("ANALYZE memories_memory")
+                for contact_id in (heavy.pk, None):
+                    scope_lexicon_refresh(tenant_id=tenant.pk, contact_id=contact_id)
                 with override_settings(ALLOWED_HOSTS=["*"]):
                     context = self._measure(
                         client, options["requests"], lambda q: client.get("/api/v1/context/heavy", {"query": q})

@@ -1,0 +1,170 @@
+"""The per-scope lexicon (document frequencies in Redis), the keyword row budget and the neighbour source."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from django.utils import timezone
+
+from apps.core.redis import get_redis
+from apps.memories import retrieval
+from apps.memories.embeddings import content_hash
+from apps.memories.models import Memory
+from apps.memories.retrieval import _query_lexemes, _Scope, _scope_stats, memory_search
+from apps.memories.services import lexicon
+from apps.memories.services.lexicon import lexicon_key, refresh_lock_key, scope_lexicon_refresh
+from tests.conftest import wait_until
+from tests.factories import ContactFactory
+
+pytestmark = pytest.mark.django_db
+
+WORDS = ["garden", "tomato", "invoice", "refund", "bicycle", "piano", "lesson", "ferry", "harbour", "kettle"]
+
+
+def bulk(tenant, contact, contents, **extra):
+    rng = random.Random(3)
+    now = timezone.now()
+    rows = []
+    for content in contents:
+        vector = [rng.uniform(-1, 1) for _ in range(384)]
+        rows.append(
+            Memory(
+                tenant=tenant,
+                contact=contact,
+                memory_type=extra.get("memory_type", "fact"),
+                content=content,
+                content_hash=content_hash(content),
+                embedding=vector,
+                importance=0.6,
+                base_importance=0.6,
+                decay_rate=0.003,
+                accessed_at=now,
+                occurred_at=now,
+                valid_from=now,
+            )
+        )
+    return Memory.objects.bulk_create(rows)
+
+
+def corpus(size: int) -> list[str]:
+    rng = random.Random(11)
+    return [" ".join(rng.sample(WORDS, 3)) + f" note {index}" for index in range(size)]
+
+
+@pytest.fixture
+def contact(tenant):
+    return ContactFactory(tenant=tenant, external_id="mira")
+
+
+@pytest.fixture
+def small_lexicon_threshold(monkeypatch):
+    monkeypatch.setattr(lexicon, "LEXICON_FROM", 20)
+    monkeypatch.setattr(retrieval, "LEXICON_FROM", 20)
+
+
+def test_lexicon_gives_the_same_frequencies_as_counting(tenant, contact, small_lexicon_threshold):
+    bulk(tenant, contact, corpus(60))
+    bulk(tenant, None, ["tomato at the brain level"] * 3)  # another scope: never counted here
+    scope = _Scope(tenant, contact, (), False)
+    lexemes = _query_lexemes("tomato piano ferry zebra")
+    counted = _scope_stats(scope, lexemes)  # no lexicon yet: counted in SQL
+    assert scope_lexicon_refresh(tenant_id=tenant.pk, contact_id=contact.pk) == 60
+    from_lexicon = _scope_stats(scope, lexemes)
+    assert from_lexicon.total == counted.total == 60
+    assert from_lexicon.search_df == counted.search_df | {"zebra": 1}  # unseen word: counts as one
+    assert counted.search_df["zebra"] == 0
+    assert from_lexicon.search_df["tomato"] == sum("tomato" in text for text in corpus(60))
+    assert from_lexicon.average_search_length == pytest.approx(counted.average_search_length)
+
+
+def test_a_large_scope_without_lexicon_queues_one_refresh(tenant, contact, small_lexicon_threshold):
+    bulk(tenant, contact, corpus(30))
+    redis = get_redis()
+    memory_search(tenant=tenant, contact=contact, query="tomato invoice", top_k=5)
+    assert redis.exists(refresh_lock_key(tenant_id=tenant.pk, contact_id=contact.pk))
+    queued = [json.loads(item) for item in redis.lrange("celery", 0, -1)]
+    assert [item["headers"]["task"] for item in queued] == ["apps.memories.tasks.lexicon_refresh_task"]
+    memory_search(tenant=tenant, contact=contact, query="piano lesson", top_k=5)
+    assert redis.llen("celery") == 1  # the lock holds back a second refresh
+
+
+def test_a_small_scope_is_counted_exactly_and_gets_no_lexicon(tenant, contact):
+    bulk(tenant, contact, corpus(10))
+    memory_search(tenant=tenant, contact=contact, query="tomato invoice", top_k=5)
+    assert get_redis().llen("celery") == 0
+    assert scope_lexicon_refresh(tenant_id=tenant.pk, contact_id=contact.pk) == 10
+    assert not get_redis().exists(lexicon_key(tenant_id=tenant.pk, contact_id=contact.pk))
+
+
+def test_a_stale_lexicon_is_used_while_it_is_refreshed(tenant, contact, small_lexicon_threshold):
+    bulk(tenant, contact, corpus(30))
+    scope_lexicon_refresh(tenant_id=tenant.pk, contact_id=contact.pk)
+    key = lexicon_key(tenant_id=tenant.pk, contact_id=contact.pk)
+    meta = json.loads(get_redis().hget(key, "__meta"))
+    meta["computed_at"] -= lexicon.LEXICON_MAX_AGE_SECONDS + 1
+    get_redis().hset(key, "__meta", json.dumps(meta))
+    bulk(tenant, contact, corpus(5))  # written since: the stale lexicon still says 30
+    stats = _scope_stats(_Scope(tenant, contact, (), False), _query_lexemes("tomato"))
+    assert stats.total == 30
+    assert get_redis().llen("celery") == 1
+
+
+def test_keyword_candidates_skip_words_beyond_the_row_budget(tenant, contact, monkeypatch):
+    bulk(tenant, contact, [f"weekly garden report {index}" for index in range(40)])
+    (rare,) = bulk(tenant, contact, ["the harbour ferry was late"])
+    monkeypatch.setattr(retrieval, "VECTOR_CANDIDATES", 0)
+    monkeypatch.setattr(retrieval, "KEYWORD_ROW_BUDGET", 10)
+    result = memory_search(tenant=tenant, contact=contact, query="garden harbour", top_k=50)
+    assert [item.memory.pk for item in result.results] == [rare.pk]  # 'garden' (40 rows) selects nothing
+    monkeypatch.setattr(retrieval, "KEYWORD_ROW_BUDGET", 100)
+    result = memory_search(tenant=tenant, contact=contact, query="garden harbour", top_k=50)
+    assert len(result.results) == 41
+
+
+def test_neighbour_turns_come_from_the_same_conversation_only(api, tenant, monkeypatch):
+    turns = [
+        ("s1", "a1", "We drove up to the lake house on Friday evening"),
+        ("s1", "a2", "The ferry to the island was cancelled because of fog"),
+        ("s1", "a3", "So we stayed and grilled fish by the water instead"),
+        ("s2", "b1", "Work has been busy with the quarterly audit lately"),
+    ]
+    for conversation, message_id, text in turns:
+        body = {
+            "contact_id": "mira",
+            "conversation_id": conversation,
+            "message": text,
+            "role": "user",
+            "message_id": message_id,
+        }
+        assert api.post("/api/v1/ingest", body, format="json").status_code == 202
+    episodes = {m.source_message_ids[0]: m for m in Memory.objects.filter(tenant=tenant, memory_type="episode")}
+    episodes["a3"].deleted_at = timezone.now()
+    episodes["a3"].save(update_fields=["deleted_at"])
+    monkeypatch.setattr(retrieval, "VECTOR_CANDIDATES", 0)
+    contact = episodes["a1"].contact
+    result = memory_search(tenant=tenant, contact=contact, query="ferry cancelled", top_k=20)
+    found = {
+        item.memory.source_message_ids[0]: item.found_by
+        for item in result.results
+        if item.memory.memory_type == "episode"
+    }
+    assert found["a2"] == ("keyword",)
+    assert found["a1"] == ("neighbour",)
+    assert "a3" not in found  # deleted: not a neighbour either
+    assert "b1" not in found  # another conversation
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.celery_worker
+def test_the_worker_builds_the_lexicon_a_search_asked_for(tenant, contact, celery_worker_process):
+    bulk(tenant, contact, corpus(lexicon.LEXICON_FROM))
+    memory_search(tenant=tenant, contact=contact, query="tomato invoice", top_k=5)
+    key = lexicon_key(tenant_id=tenant.pk, contact_id=contact.pk)
+    assert wait_until(lambda: get_redis().exists(key), timeout=30)
+    meta = json.loads(get_redis().hget(key, "__meta"))
+    assert meta["total"] == lexicon.LEXICON_FROM
+    assert not get_redis().exists(refresh_lock_key(tenant_id=tenant.pk, contact_id=contact.pk))
+    stats = _scope_stats(_Scope(tenant, contact, (), False), _query_lexemes("tomato"))
+    assert stats.search_df["tomato"] == sum("tomato" in text for text in corpus(lexicon.LEXICON_FROM))
