@@ -389,3 +389,9 @@ def normalise_for_hash(text: str) -> str:
 def content_hash(text: str) -> str:
     """sha256 hex of the normalised text: equal for texts that differ only in case, spacing or final punctuation."""
     return hashlib.sha256(normalise_for_hash(text).encode()).hexdigest()
+
+
+def memory_text(*, content: str, index_terms: str = "") -> str:
+    """What a memory's embedding is computed from: its content, led by its index terms (an episode's
+    date) when it has some — the same words its full-text entry holds."""
+    return f"({index_terms}) {content}" if index_terms else content

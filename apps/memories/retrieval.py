@@ -290,27 +290,12 @@ def _discriminating(entities: list[Entity], *, scope: _Scope, total: int) -> lis
     return [entity for entity in entities if linked.get(entity.pk, 0) <= UBIQUITOUS_ENTITY_SHARE * total]
 
 
-def _session_neighbours(scope: _Scope, memory_ids: list[Any]) -> set[Any]:
-    """The turns just before and after each candidate episode in its conversation: two index probes per
-    candidate (memory_session_turn_idx), whatever the length of the conversation."""
-    scope_sql, scope_params = scope.sql(alias="n")
-    turn = (
-        "(SELECT n.id FROM memories_memory n WHERE {scope} AND n.memory_type = 'episode' "
-        "AND n.source_session_id <> '' AND n.source_session_id = c.source_session_id "
-        "AND (n.occurred_at, n.created_at) {op} (c.occurred_at, c.created_at) "
-        "ORDER BY n.occurred_at {order}, n.created_at {order} LIMIT 1)"
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT x.id FROM memories_memory c CROSS JOIN LATERAL ("
-            f"{turn.format(scope=scope_sql, op='<', order='DESC')} UNION ALL "
-            f"{turn.format(scope=scope_sql, op='>', order='ASC')}) x "
-            "WHERE c.id = ANY(%s) AND c.memory_type = 'episode' AND c.source_session_id <> ''",
-            [*scope_params, *scope_params, memory_ids],
-        )
-        rows = cursor.fetchall()
-    wanted = set(memory_ids)
-    return {row[0] for row in rows if row[0] not in wanted}
+_NEIGHBOUR_TURN = (
+    "(SELECT n.id FROM memories_memory n WHERE {scope} AND n.memory_type = 'episode' "
+    "AND n.source_session_id <> '' AND n.source_session_id = c.source_session_id "
+    "AND (n.occurred_at, n.created_at) {op} (c.occurred_at, c.created_at) "
+    "ORDER BY n.occurred_at {order}, n.created_at {order} LIMIT 1)"
+)
 
 
 @dataclass(frozen=True)
@@ -326,21 +311,33 @@ class _Candidate:
     context_length: int
     search_tf: dict[str, int]
     context_tf: dict[str, int]
+    is_neighbour: bool  # not found by a source itself: the turn before or after a candidate episode
 
 
-def _candidate_features(ids: list[Any], vector_text: str, lexemes: list[str]) -> list[_Candidate]:
+def _candidate_features(scope: _Scope, ids: list[Any], vector_text: str, lexemes: list[str]) -> list[_Candidate]:
+    """One statement: the candidates plus the turns just before and after each candidate episode in its
+    conversation (two LATERAL probes of memory_session_turn_idx per candidate, whatever the conversation's
+    length), and the features of all of them."""
+    scope_sql, scope_params = scope.sql(alias="n")
     tf_sql = (
         "(SELECT coalesce(json_object_agg(u.lexeme, coalesce(array_length(u.positions, 1), 1)), '{{}}'::json) "
         "FROM unnest(m.{column}) u WHERE u.lexeme = ANY(%s))"
     )
     with connection.cursor() as cursor:
         cursor.execute(
+            "WITH seed AS (SELECT unnest(%s::uuid[]) AS id), "
+            "neighbour AS (SELECT x.id FROM memories_memory c CROSS JOIN LATERAL ("
+            f"{_NEIGHBOUR_TURN.format(scope=scope_sql, op='<', order='DESC')} UNION ALL "
+            f"{_NEIGHBOUR_TURN.format(scope=scope_sql, op='>', order='ASC')}) x "
+            "WHERE c.id IN (SELECT id FROM seed) AND c.memory_type = 'episode' AND c.source_session_id <> ''), "
+            "candidate AS (SELECT id, false AS is_neighbour FROM seed UNION ALL "
+            "SELECT DISTINCT id, true FROM neighbour WHERE id NOT IN (SELECT id FROM seed)) "
             "SELECT m.id, m.importance, m.access_count, m.accessed_at, m.source_session_id, "
             "right(rtrim(m.content), 1) = '?', 1 - (m.embedding <=> %s::vector), "
             "coalesce(length(m.search_vector), 0), coalesce(length(m.context_vector), 0), "
-            f"{tf_sql.format(column='search_vector')}, {tf_sql.format(column='context_vector')} "
-            "FROM memories_memory m WHERE m.id = ANY(%s)",
-            [vector_text, lexemes, lexemes, ids],
+            f"{tf_sql.format(column='search_vector')}, {tf_sql.format(column='context_vector')}, k.is_neighbour "
+            "FROM candidate k JOIN memories_memory m ON m.id = k.id",
+            [ids, *scope_params, *scope_params, vector_text, lexemes, lexemes],
         )
         rows = cursor.fetchall()
     return [
@@ -356,6 +353,7 @@ def _candidate_features(ids: list[Any], vector_text: str, lexemes: list[str]) ->
             context_length=row[8],
             search_tf=_as_dict(row[9]),
             context_tf=_as_dict(row[10]),
+            is_neighbour=bool(row[11]),
         )
         for row in rows
     ]
@@ -428,10 +426,10 @@ def memory_search(
         found_by.setdefault(memory_id, set()).add("vector")
     if not found_by:
         return SearchResult(results=[], query_entities=query_entities, candidates=0)
-    for memory_id in _session_neighbours(scope, list(found_by)):
-        found_by.setdefault(memory_id, set()).add("neighbour")
-
-    candidates = _candidate_features(list(found_by), "[" + ",".join(map(str, vector_list)) + "]", lexemes)
+    candidates = _candidate_features(scope, list(found_by), "[" + ",".join(map(str, vector_list)) + "]", lexemes)
+    for candidate in candidates:
+        if candidate.is_neighbour:
+            found_by[candidate.id] = {"neighbour"}
     features, keyword_scores = [], []
     for candidate in candidates:
         keyword = bm25(
@@ -485,11 +483,12 @@ def memory_search(
     scored = _reranked(query, scored, candidates, signals_by_index, weights)
     winners = [index for *_, index in scored[:top_k]]
     memories = (
-        Memory.objects.select_related("contact")
-        .prefetch_related("entities")
+        Memory.objects.prefetch_related("entities")
         .defer("embedding", "search_vector", "context_vector")
         .in_bulk([candidates[index].id for index in winners])
     )
+    for memory in memories.values():
+        memory.contact = contact  # every memory of the scope has the scope's contact: no join
     results = [
         ScoredMemory(
             memory=memories[candidates[index].id],

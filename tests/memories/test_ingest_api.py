@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from apps.contacts.models import Contact
@@ -324,3 +325,47 @@ def test_working_memory_expires_with_the_session_window(api, tenant):
     assert timedelta(hours=23, minutes=59) < memory.expires_at - memory.created_at <= timedelta(hours=24, minutes=1)
     semantic = api.post("/api/v1/memories", {"content": "Runs a bakery", "memory_type": "semantic"}, format="json")
     assert Memory.objects.get(pk=semantic.json()["id"]).expires_at is None
+
+
+def test_an_episode_is_indexed_with_its_date_and_linked_to_its_speaker(api, tenant):
+    body = {
+        "contact_id": "c",
+        "conversation_id": "v",
+        "message": "We finally repainted the kitchen a pale green colour",
+        "role": "user",
+        "message_id": "d1",
+        "occurred_at": "2023-05-08T13:56:00Z",
+        "speaker": "Caroline",
+    }
+    assert api.post("/api/v1/ingest", body, format="json").status_code == 202
+    episode = Memory.objects.get(tenant=tenant, memory_type="episode")
+    assert episode.index_terms == "08 May 2023"
+    assert episode.content == "Caroline: We finally repainted the kitchen a pale green colour"
+    # the date is found by full-text search, and is part of what was embedded
+    assert Memory.objects.filter(pk=episode.pk, search_vector="may 2023").exists()
+    from apps.memories.embeddings import get_embedder
+
+    dated = get_embedder().embed_batch([f"(08 May 2023) {episode.content}"])[0]
+    assert np.dot(np.asarray(episode.embedding), dated) == pytest.approx(1.0, abs=1e-4)
+    assert [entity.key for entity in episode.entities.all()] == ["person:caroline"]
+
+
+def test_reembed_keeps_the_episode_date_in_the_embedding(api, tenant):
+    from apps.memories.embeddings import get_embedder
+    from apps.memories.services.reembed import reembed
+
+    body = {
+        "contact_id": "c",
+        "conversation_id": "v",
+        "message": "We finally repainted the kitchen a pale green colour",
+        "role": "user",
+        "message_id": "d1",
+        "occurred_at": "2023-05-08T13:56:00Z",
+    }
+    assert api.post("/api/v1/ingest", body, format="json").status_code == 202
+    episode = Memory.objects.get(tenant=tenant, memory_type="episode")
+    Memory.objects.filter(pk=episode.pk).update(embedding=[0.0] * 384, embedding_model="old")
+    reembed(tenant=tenant)
+    episode.refresh_from_db()
+    dated = get_embedder().embed_batch([f"(08 May 2023) {episode.content}"])[0]
+    assert np.dot(np.asarray(episode.embedding), dated) == pytest.approx(1.0, abs=1e-4)

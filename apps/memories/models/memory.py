@@ -40,8 +40,14 @@ class Memory(UUIDModel):
     content_hash = models.CharField(max_length=64)
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
     embedding_model = models.CharField(max_length=100, blank=True, default="")
+    index_terms = models.CharField(
+        max_length=120,
+        blank=True,
+        default="",
+        help_text="Words indexed and embedded with the content (an episode's date: '08 May 2023').",
+    )
     search_vector = models.GeneratedField(
-        expression=SearchVector("content", config="english"),
+        expression=SearchVector("index_terms", "content", config="english"),
         output_field=SearchVectorField(),
         db_persist=True,
     )

@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from apps.core.exceptions import ApplicationError
 from apps.memories import scoring
-from apps.memories.embeddings import content_hash, get_embedder
+from apps.memories.embeddings import content_hash, get_embedder, memory_text
 from apps.memories.models import Memory, MemoryRevision
 from apps.memories.services.revisions import memory_snapshot, revision_record
 from apps.memories.services.writing import Candidate, MemoryChange, memories_write, memory_supersede
@@ -50,7 +50,8 @@ def memory_edit(
                 embedder = get_embedder()
                 memory.content = content
                 memory.content_hash = content_hash(content)
-                memory.embedding = embedder.embed_batch([content])[0].tolist()
+                text = memory_text(content=content, index_terms=memory.index_terms)
+                memory.embedding = embedder.embed_batch([text])[0].tolist()
                 memory.embedding_model = embedder.name
                 fields += ["content", "content_hash", "embedding", "embedding_model"]
         if importance is not None:

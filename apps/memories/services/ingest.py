@@ -27,7 +27,7 @@ from apps.conversations.window import window_append
 from apps.core.exceptions import ApplicationError
 from apps.memories import scoring
 from apps.memories.embeddings import get_embedder
-from apps.memories.extraction import extract, salience
+from apps.memories.extraction import ExtractedEntity, extract, salience, slugify
 from apps.memories.models import ContextEvent
 from apps.memories.services.scheduling import consolidation_schedule
 from apps.memories.services.writing import Candidate, MemoryChange, memories_write, working_memory_expiry
@@ -114,6 +114,9 @@ def _candidates_for_message(
     if extraction.is_low_content:
         return []
     subject = speaker or None
+    # what a named speaker says is about them: their turns and the facts stated in them link their entity
+    # (in a two-person chat each speaker is on half the memories, so retrieval ignores them as ubiquitous)
+    speaker_entity = _speaker_entity(speaker)
     candidates = []
     for item in extraction.memories:
         content = item.statement(subject)
@@ -125,12 +128,10 @@ def _candidates_for_message(
                 slot=item.slot or "",
                 is_correction=item.is_correction,
                 polarity=item.polarity,
-                entities=tuple(item.entities),
+                entities=_with(item.entities, speaker_entity),
                 metadata={"speaker": speaker} if speaker else {},
                 source_session_id=session_id,
-                embedding_text=f"({occurred_at:%d %B %Y}) {content}"
-                if item.memory_type == "episode" and occurred_at
-                else "",
+                index_terms=f"{occurred_at:%d %B %Y}" if item.memory_type == "episode" and occurred_at else "",
             )
         )
     if candidates and extraction.entities:
@@ -138,8 +139,19 @@ def _candidates_for_message(
         episode_index = next((i for i, c in enumerate(candidates) if c.memory_type == "episode"), None)
         if episode_index is not None:
             episode = candidates[episode_index]
-            candidates[episode_index] = replace(episode, entities=tuple(extraction.entities))
+            candidates[episode_index] = replace(episode, entities=_with(extraction.entities, speaker_entity))
     return candidates
+
+
+def _speaker_entity(speaker: str) -> ExtractedEntity | None:
+    slug = slugify(speaker)
+    return ExtractedEntity(entity_type="person", slug=slug, display_name=speaker.strip()) if slug else None
+
+
+def _with(entities: Sequence[ExtractedEntity], extra: ExtractedEntity | None) -> tuple[ExtractedEntity, ...]:
+    if extra is None or any(entity.slug == extra.slug for entity in entities):
+        return tuple(entities)
+    return (*entities, extra)
 
 
 def _candidates_for_event(event: ContextEvent) -> list[Candidate]:

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from django.db import transaction
 from django.db.models import Q, QuerySet
 
-from apps.memories.embeddings import get_embedder
+from apps.memories.embeddings import get_embedder, memory_text
 from apps.memories.models import KnowledgeChunk, Memory, MemoryRevision
 from apps.tenants.models import Tenant
 
@@ -50,8 +50,10 @@ def reembed(
     embedder = get_embedder()
     memories, chunks = reembed_queryset(tenant=tenant, everything=everything)
     done = {"memories": 0, "chunks": 0}
-    for batch in _batches(memories.only("pk", "tenant_id", "content", "embedding_model"), BATCH):
-        vectors = embedder.embed_batch([memory.content for memory in batch])
+    for batch in _batches(memories.only("pk", "tenant_id", "content", "index_terms", "embedding_model"), BATCH):
+        vectors = embedder.embed_batch(
+            [memory_text(content=memory.content, index_terms=memory.index_terms) for memory in batch]
+        )
         with transaction.atomic():
             for memory, vector in zip(batch, vectors, strict=True):
                 memory.embedding, previous = vector.tolist(), memory.embedding_model

@@ -19,7 +19,7 @@ from django.db import connection, transaction
 from apps.contacts.models import Contact
 from apps.entities.services import EntityLike, entity_upsert_many
 from apps.memories import scoring
-from apps.memories.embeddings import content_hash, get_embedder
+from apps.memories.embeddings import content_hash, get_embedder, memory_text
 from apps.memories.models import Memory, MemoryEntity, MemoryRevision
 from apps.memories.services.revisions import memory_snapshot, revision_record
 from apps.tenants.models import Tenant
@@ -47,12 +47,12 @@ class Candidate:
     importance: float | None = None  # explicit (API add, pattern): skips the novelty/salience formula
     is_pinned: bool = False
     source_session_id: str = ""  # the conversation it came from (session compression and retrieval group by it)
-    embedding_text: str = ""  # what is embedded when it differs from the content (an episode with its date)
+    index_terms: str = ""  # indexed and embedded with the content (an episode's date)
     decay_rate: float | None = None  # overrides the type's default (session summaries decay like episodes)
 
     @property
     def text_to_embed(self) -> str:
-        return self.embedding_text or self.content
+        return memory_text(content=self.content, index_terms=self.index_terms)
 
 
 @dataclass(frozen=True)
@@ -358,6 +358,7 @@ def _write_one(
         occurred_at=occurred_at,
         valid_from=occurred_at,
         slot=candidate.slot[:120],
+        index_terms=candidate.index_terms[:120],
         source_session_id=candidate.source_session_id[:255],
         is_pinned=candidate.is_pinned,
         expires_at=candidate.expires_at,
