@@ -871,3 +871,20 @@ def test_predicate_is_capped_at_200_characters():
 def test_addressing_someone_is_not_a_mention(text, names):
     found = [entity.slug for entity in extract(text).entities if entity.entity_type == "name"]
     assert found == names
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("Seeing Frank Ocean live was a dream", ["frank-ocean"]),
+        ("Been busy with the garden all week", []),
+        ("Congrats on the new job!", []),
+        ("Moments like that make it worth it", []),
+        ("Having a picnic with Anna on Sunday", ["anna"]),
+        ("Boston was freezing when we landed", ["boston"]),
+    ],
+    ids=["gerund-then-name", "been", "congrats", "plural-common-word", "gerund-with-mention", "place-name"],
+)
+def test_a_word_form_opening_a_sentence_is_not_a_name(text, names):
+    found = [entity.slug for entity in extract(text).entities if entity.entity_type == "name"]
+    assert found == names

@@ -2235,6 +2235,8 @@ def _proper_names(text: str, case: _CaseMode) -> list[tuple[int, str]]:
         if not _is_sentence_initial(text, tokens[index].start()):
             return True
         lower = _fold(word).lower()
+        if _is_common_word_form(lower):
+            return False  # "Seeing", "Been", "Pets", "Congrats" open sentences; they are not names
         if lower not in COMMON_WORDS:
             return True
         return (
@@ -2331,6 +2333,24 @@ _GREETINGS = frozenset(
         "omg",
     ]
 )
+
+
+_WORD_FORMS_NOT_NAMES = frozenset(_words("been being having doing done one ones bet theyll"))
+
+
+def _is_common_word_form(lower: str) -> bool:
+    """An inflected common word or an interjection: a gerund ("taking"), a plural or past form of a common
+    word ("pets", "moments", "played"), a form of be/have/do, "congrats"."""
+    if lower in _WORD_FORMS_NOT_NAMES or lower in _GREETINGS:
+        return True
+    if len(lower) >= 6 and lower.endswith("ing"):
+        return True
+    stems = []
+    if lower.endswith("s"):
+        stems += [lower[:-1], lower[:-2] if lower.endswith("es") else ""]
+    if lower.endswith("ed"):
+        stems += [lower[:-2], lower[:-1]]
+    return any(stem in COMMON_WORDS for stem in stems if stem)
 
 
 def _is_vocative(text: str, start: int, name: str) -> bool:
