@@ -369,3 +369,36 @@ def test_reembed_keeps_the_episode_date_in_the_embedding(api, tenant):
     episode.refresh_from_db()
     dated = get_embedder().embed_batch([f"(08 May 2023) {episode.content}"])[0]
     assert np.dot(np.asarray(episode.embedding), dated) == pytest.approx(1.0, abs=1e-4)
+
+
+def test_an_episode_is_indexed_with_the_turns_around_it_stored_or_not(api, tenant):
+    turns = [
+        ("q1", "Melanie", "Which pottery class did you join?"),
+        ("a1", "Caroline", "The Tuesday evening one at the community studio, I made a bowl with a blue glaze"),
+        ("r1", "Melanie", "lol"),  # low content: no memory, but its words are the answer's context
+    ]
+    for message_id, speaker, text in turns:
+        body = {
+            "contact_id": "c",
+            "conversation_id": "v",
+            "message": text,
+            "role": "user",
+            "message_id": message_id,
+            "speaker": speaker,
+        }
+        assert api.post("/api/v1/ingest", body, format="json").status_code == 202
+    assert not Memory.objects.filter(tenant=tenant, source_message_ids__contains=["r1"]).exists()
+    answer = Memory.objects.get(tenant=tenant, memory_type="episode", source_message_ids__contains=["a1"])
+    context = Memory.objects.filter(pk=answer.pk).values_list("context_vector", flat=True).get()
+    assert {"potteri", "class", "glaze", "lol", "melani"} <= {part.split(":")[0].strip("'") for part in context.split()}
+    # a turn in another conversation is never part of it
+    body = {
+        "contact_id": "c",
+        "conversation_id": "other",
+        "message": "zebra crossing",
+        "role": "user",
+        "message_id": "z",
+    }
+    api.post("/api/v1/ingest", body, format="json")
+    context = Memory.objects.filter(pk=answer.pk).values_list("context_vector", flat=True).get()
+    assert "zebra" not in context

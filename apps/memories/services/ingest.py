@@ -30,7 +30,13 @@ from apps.memories.embeddings import get_embedder
 from apps.memories.extraction import ExtractedEntity, extract, salience, slugify
 from apps.memories.models import ContextEvent
 from apps.memories.services.scheduling import consolidation_schedule
-from apps.memories.services.writing import Candidate, MemoryChange, memories_write, working_memory_expiry
+from apps.memories.services.writing import (
+    Candidate,
+    MemoryChange,
+    memories_write,
+    session_context_update,
+    working_memory_expiry,
+)
 from apps.tenants.models import Tenant
 
 logger = logging.getLogger(__name__)
@@ -229,6 +235,10 @@ def event_extract(
             now=now,
             samples=samples,
         )
+        if event.message is not None and event.contact_id is not None:
+            session_id = str((event.source_metadata or {}).get("conversation_id", ""))
+            if session_id:
+                session_context_update(message=event.message, session_id=session_id)
         summaries = [memory_change_summary(change) for change in changes if change.action != "skipped"]
         event.result = {**event.result, "memories": summaries}
         event.extracted_at = timezone.now()

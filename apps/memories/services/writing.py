@@ -15,8 +15,10 @@ from typing import Any
 
 import numpy as np
 from django.db import connection, transaction
+from django.db.models import Q
 
 from apps.contacts.models import Contact
+from apps.conversations.models import Message
 from apps.entities.services import EntityLike, entity_upsert_many
 from apps.memories import scoring
 from apps.memories.embeddings import content_hash, get_embedder, memory_text
@@ -373,36 +375,56 @@ def _write_one(
             [MemoryEntity(memory=memory, entity=entity) for entity in linked.values()], ignore_conflicts=True
         )
     revision_record(memory=memory, action=MemoryRevision.Action.CREATED, actor=actor)
-    if memory.memory_type == scoring.EPISODE and memory.source_session_id:
-        _session_context_update(memory)
     for old in targets:
         memory_supersede(old=old, new=memory, actor=actor, at=now, note=f"replaced by a newer {candidate.memory_type}")
     sample.add(memory, vector)
     return MemoryChange(memory=memory, action="created", superseded=tuple(targets))
 
 
-def _session_context_update(memory: Memory) -> None:
-    """Give the new episode the words of the turn before it, and the turn before it the new words too."""
-    previous = list(
-        current_memories(tenant=memory.tenant, contact=memory.contact)
-        .filter(
-            memory_type=scoring.EPISODE, source_session_id=memory.source_session_id, occurred_at__lte=memory.occurred_at
-        )
-        .exclude(pk=memory.pk)
-        .order_by("-occurred_at", "-created_at")
-        .values_list("id", "content")[:2]
+def turn_text(message: Message) -> str:
+    return f"{message.speaker}: {message.content}" if message.speaker else message.content
+
+
+def session_context_update(*, message: Message, session_id: str) -> None:
+    """context_vector: an episode's words together with the turns just before and after it in the ledger
+    (stored as memories or not — a short question is often what its answer's turn is about). Called for
+    every message: it gives this turn's episode the words of the turn before, and the episode of the turn
+    before the words of this one."""
+    before = list(
+        Message.objects.filter(conversation_id=message.conversation_id)
+        .filter(Q(occurred_at__lt=message.occurred_at) | Q(occurred_at=message.occurred_at, id__lt=message.id))
+        .order_by("-occurred_at", "-id")
+        .only("external_id", "speaker", "content", "occurred_at")[:2]
+    )
+    texts = [turn_text(item) for item in reversed(before)]  # oldest first
+    current = turn_text(message)
+    episode_of = (
+        "UPDATE memories_memory SET context_vector = to_tsvector('english', %s) WHERE tenant_id = %s "
+        "AND memory_type = 'episode' AND source_session_id = %s AND source_session_id <> '' AND occurred_at = %s "
+        "AND %s = ANY(source_message_ids)"  # memory_session_turn_idx finds the row; the message id confirms it
     )
     with connection.cursor() as cursor:
-        before = previous[0][1] if previous else ""
         cursor.execute(
-            "UPDATE memories_memory SET context_vector = to_tsvector('english', %s) WHERE id = %s",
-            [f"{before}\n{memory.content}", memory.pk],
+            episode_of,
+            [
+                "\n".join([*texts[-1:], current]),
+                message.tenant_id,
+                session_id,
+                message.occurred_at,
+                message.external_id,
+            ],
         )
-        if previous:
-            before_previous = previous[1][1] if len(previous) > 1 else ""
+        if before:
+            previous = before[0]
             cursor.execute(
-                "UPDATE memories_memory SET context_vector = to_tsvector('english', %s) WHERE id = %s",
-                [f"{before_previous}\n{previous[0][1]}\n{memory.content}", previous[0][0]],
+                episode_of,
+                [
+                    "\n".join([*texts, current]),
+                    message.tenant_id,
+                    session_id,
+                    previous.occurred_at,
+                    previous.external_id,
+                ],
             )
 
 
