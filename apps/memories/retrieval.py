@@ -124,6 +124,11 @@ def query_slugs(query: str) -> set[str]:
     return {slug for slug in slugs if slug}
 
 
+def _idf(df: int, total: int) -> float:
+    df = min(df, total)
+    return math.log(1 + (total - df + 0.5) / (df + 0.5))
+
+
 def bm25(
     *,
     term_frequencies: dict[str, int],
@@ -248,7 +253,8 @@ def _scope_stats(scope: _Scope, lexemes: list[str]) -> _Stats:
 
 
 def _keyword_candidates(scope: _Scope, lexemes: list[str], stats: _Stats) -> list[Any]:
-    """Top memories matching any selective query lexeme (GIN), ranked by ts_rank_cd. Selective: the rarest
+    """Top memories matching any selective query lexeme (GIN), ranked by the IDF of the query words they
+    hold. Selective: the rarest
     lexemes, taken while together they match at most KEYWORD_ROW_BUDGET memories — a word in thousands
     of memories would drag them all through ranking and tells little (those still count in BM25 for the
     candidates the other sources find)."""
@@ -265,12 +271,20 @@ def _keyword_candidates(scope: _Scope, lexemes: list[str], stats: _Stats) -> lis
     if not selective:
         return []
     tsquery = " | ".join(_quoted(selective))
+    # ranked by the IDF of the query words each match holds (an IDF-weighted coordination level: BM25
+    # without term frequency); ts_rank_cd ignored IDF and let a speaker's name crowd out the rare words
+    terms = [
+        (quoted, _idf(stats.search_df.get(lexeme, 0), stats.total))
+        for lexeme, quoted in zip(lexemes, _quoted(lexemes), strict=True)
+    ]
+    order = " + ".join("(m.search_vector @@ %s::tsquery)::int * %s" for _ in terms)
+    order_params = [value for term in terms for value in term]
     scope_sql, scope_params = scope.sql()
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT m.id FROM memories_memory m WHERE {scope_sql} AND m.search_vector @@ %s::tsquery "
-            "ORDER BY ts_rank_cd(m.search_vector, %s::tsquery, 1) DESC LIMIT %s",
-            [*scope_params, tsquery, tsquery, KEYWORD_CANDIDATES],
+            f"ORDER BY {order} DESC, m.id LIMIT %s",
+            [*scope_params, tsquery, *order_params, KEYWORD_CANDIDATES],
         )
         return [row[0] for row in cursor.fetchall()]
 

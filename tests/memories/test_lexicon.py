@@ -168,3 +168,13 @@ def test_the_worker_builds_the_lexicon_a_search_asked_for(tenant, contact, celer
     assert not get_redis().exists(refresh_lock_key(tenant_id=tenant.pk, contact_id=contact.pk))
     stats = _scope_stats(_Scope(tenant, contact, (), False), _query_lexemes("tomato"))
     assert stats.search_df["tomato"] == sum("tomato" in text for text in corpus(lexicon.LEXICON_FROM))
+
+
+def test_keyword_candidates_are_ranked_by_the_idf_of_the_words_they_hold(tenant, contact, monkeypatch):
+    bulk(tenant, contact, [f"Melanie said the weather was fine on day {index}" for index in range(12)])
+    (rare,) = bulk(tenant, contact, ["the kiln cracked"])
+    monkeypatch.setattr(retrieval, "VECTOR_CANDIDATES", 0)
+    monkeypatch.setattr(retrieval, "KEYWORD_CANDIDATES", 1)
+    result = memory_search(tenant=tenant, contact=contact, query="Did Melanie say the kiln cracked?", top_k=5)
+    # 'melani' and 'said' are in twelve memories, 'kiln' and 'crack' in one: the rare words win the one slot
+    assert [item.memory.pk for item in result.results if "keyword" in item.found_by] == [rare.pk]

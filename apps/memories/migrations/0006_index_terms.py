@@ -8,7 +8,7 @@ import django.contrib.postgres.search
 from django.db import migrations, models
 
 BACKFILL = (
-    "UPDATE memories_memory SET index_terms = to_char(occurred_at AT TIME ZONE 'UTC', 'DD FMMonth YYYY') "
+    "UPDATE memories_memory SET index_terms = to_char(occurred_at AT TIME ZONE 'UTC', 'FMDD FMMonth YYYY') "
     "WHERE memory_type = 'episode' AND cardinality(source_message_ids) > 0"
 )
 
@@ -23,7 +23,7 @@ class Migration(migrations.Migration):
             field=models.CharField(
                 blank=True,
                 default="",
-                help_text="Words indexed and embedded with the content (an episode's date: '08 May 2023').",
+                help_text="Words indexed and embedded with the content (an episode's date: '8 May 2023').",
                 max_length=120,
             ),
         ),

@@ -44,7 +44,7 @@ class Memory(UUIDModel):
         max_length=120,
         blank=True,
         default="",
-        help_text="Words indexed and embedded with the content (an episode's date: '08 May 2023').",
+        help_text="Words indexed and embedded with the content (an episode's date: '8 May 2023').",
     )
     search_vector = models.GeneratedField(
         expression=SearchVector("index_terms", "content", config="english"),

@@ -137,7 +137,9 @@ def _candidates_for_message(
                 entities=_with(item.entities, speaker_entity),
                 metadata={"speaker": speaker} if speaker else {},
                 source_session_id=session_id,
-                index_terms=f"{occurred_at:%d %B %Y}" if item.memory_type == "episode" and occurred_at else "",
+                index_terms=f"{occurred_at.day} {occurred_at:%B %Y}"
+                if item.memory_type == "episode" and occurred_at
+                else "",
             )
         )
     if candidates and extraction.entities:
