@@ -15,6 +15,6 @@ class Migration(migrations.Migration):
     operations = [
         migrations.AddIndex(
             model_name='memory',
-            index=models.Index(condition=models.Q(('memory_type', 'episode'), models.Q(('source_session_id', ''), _negated=True)), fields=['source_session_id', 'occurred_at', 'created_at'], name='memory_session_turn_idx'),
+            index=models.Index(condition=models.Q(('memory_type', 'episode'), models.Q(('source_session_id', ''), _negated=True)), fields=['tenant', 'source_session_id', 'occurred_at', 'created_at'], name='memory_session_turn_idx'),
         ),
     ]

@@ -109,7 +109,7 @@ class Memory(UUIDModel):
             models.Index(fields=["tenant", "contact", "slot"], name="memory_scope_slot_idx", condition=~Q(slot="")),
             # the turn before / after a candidate episode in its conversation (retrieval's neighbour source)
             models.Index(
-                fields=["source_session_id", "occurred_at", "created_at"],
+                fields=["tenant", "source_session_id", "occurred_at", "created_at"],
                 name="memory_session_turn_idx",
                 condition=Q(memory_type="episode") & ~Q(source_session_id=""),
             ),
