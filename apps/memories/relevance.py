@@ -24,7 +24,6 @@ from dataclasses import dataclass
 
 WEIGHTS = {"cosine": 0.7, "bm25": 0.4, "context": 0.5, "session": 1.0, "length": 1.0, "question": -0.2}
 LENGTH_SATURATION = 40
-FLOOR_QUANTILE = 0.0  # similarity 0 at this quantile of the query's composites (0: the weakest candidate)
 
 
 @dataclass(frozen=True)
@@ -74,17 +73,4 @@ def similarities(features: Sequence[Features]) -> list[float]:
     ]
     if max(composite) <= min(composite):
         return [1.0 for _ in composite]  # one candidate, or all alike: equally the best there is
-    return [round(value, 6) for value in above_floor(composite, FLOOR_QUANTILE)]
-
-
-def above_floor(values: Sequence[float], quantile: float) -> list[float]:
-    """Min-max scaling whose zero is the `quantile` of the values instead of their minimum (values below it
-    clamp to 0): the bulk of a query's weak candidates no longer compresses the differences at the top."""
-    ordered = sorted(values)
-    position = quantile * (len(ordered) - 1)
-    below, above = ordered[math.floor(position)], ordered[math.ceil(position)]
-    floor = below + (above - below) * (position - math.floor(position))
-    high = ordered[-1]
-    if high <= floor:
-        return min_max(values)
-    return [max(0.0, (value - floor) / (high - floor)) for value in values]
+    return [round(value, 6) for value in min_max(composite)]
