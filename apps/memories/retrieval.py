@@ -221,12 +221,8 @@ def _scope_stats(scope: _Scope, lexemes: list[str]) -> _Stats:
             context_df=lexicon.context_df,
         )
     scope_sql, scope_params = scope.sql()
-    selects = [
-        f"(SELECT count(*) FROM memories_memory m WHERE {scope_sql})",
-        f"(SELECT coalesce(avg(length(m.search_vector)), 0) FROM memories_memory m WHERE {scope_sql})",
-        f"(SELECT coalesce(avg(length(m.context_vector)), 0) FROM memories_memory m WHERE {scope_sql})",
-    ]
-    params: list[Any] = [*scope_params, *scope_params, *scope_params]
+    selects = ["totals.total", "totals.search_length", "totals.context_length"]
+    params: list[Any] = []
     for column in ("search_vector", "context_vector"):
         for lexeme in _quoted(lexemes):
             # each count uses the GIN index and stops at DF_CAP rows
@@ -236,7 +232,13 @@ def _scope_stats(scope: _Scope, lexemes: list[str]) -> _Stats:
             )
             params += [*scope_params, lexeme]
     with connection.cursor() as cursor:
-        cursor.execute("SELECT " + ", ".join(selects), params)
+        cursor.execute(
+            "SELECT " + ", ".join(selects) + " FROM (SELECT count(*) AS total, "
+            "coalesce(avg(length(m.search_vector)), 0) AS search_length, "
+            "coalesce(avg(length(m.context_vector)), 0) AS context_length "
+            f"FROM memories_memory m WHERE {scope_sql}) totals",
+            [*params, *scope_params],
+        )
         row = cursor.fetchone()
     assert row is not None
     total = int(row[0])
