@@ -146,8 +146,7 @@ def bm25(
         frequency = term_frequencies.get(lexeme, 0)
         if not frequency:
             continue
-        df = min(document_frequency.get(lexeme, 0), total_documents)
-        idf = math.log(1 + (total_documents - df + 0.5) / (df + 0.5))
+        idf = _idf(document_frequency.get(lexeme, 0), total_documents)
         norm = frequency + BM25_K1 * (1 - BM25_B + BM25_B * length / (average_length or 1.0))
         score += idf * frequency * (BM25_K1 + 1) / norm
     return score
