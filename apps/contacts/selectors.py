@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
-from django.db.models import F, Q, QuerySet
+from django.core.exceptions import ObjectDoesNotExist
+from django.db.models import F, Model, Q, QuerySet
 from django.utils import timezone
 
 from apps.contacts.models import Contact
@@ -11,8 +13,9 @@ from apps.core.exceptions import NotFound
 from apps.tenants.models import Tenant
 
 
-def contact_get(*, tenant: Tenant, external_id: str) -> Contact:
-    contact = Contact.objects.filter(tenant=tenant, external_id=external_id).first()
+def contact_get(*, tenant: Tenant, external_id: str, related: Sequence[str] = ()) -> Contact:
+    """The tenant's contact, with the one-to-one rows named in `related` ("state", "profile") joined in."""
+    contact = Contact.objects.filter(tenant=tenant, external_id=external_id).select_related(*related).first()
     if contact is None:
         raise NotFound(f"Contact '{external_id}' not found.")
     contact.tenant = tenant  # the caller's tenant object: no second query when the contact's tenant is read
@@ -28,6 +31,19 @@ def contact_list(*, tenant: Tenant, search: str = "") -> QuerySet[Contact]:
 
 CRISIS_CONTEXT_HOURS = 24
 
+_Row = TypeVar("_Row", bound=Model)
+
+
+def joined_one_to_one(contact: Contact, name: str, model: type[_Row]) -> _Row | None:
+    """The contact's `state` or `profile` row: the one `contact_get(related=…)` joined in, else read now."""
+    descriptor = getattr(Contact, name)
+    if descriptor.is_cached(contact):
+        try:
+            return getattr(contact, name)
+        except ObjectDoesNotExist:
+            return None
+    return model._default_manager.filter(contact=contact).first()
+
 
 def contact_state_snapshot(*, contact: Contact, now: datetime | None = None) -> dict[str, Any]:
     """State for GET /context: the public fields (spec names), the emotional-context block for the prompt
@@ -38,7 +54,7 @@ def contact_state_snapshot(*, contact: Contact, now: datetime | None = None) -> 
     from apps.contacts.services.state import crisis_guidance_for
 
     now = now or timezone.now()
-    state = ContactState.objects.filter(contact=contact).first() or ContactState(contact=contact, tenant=contact.tenant)
+    state = joined_one_to_one(contact, "state", ContactState) or ContactState(contact=contact, tenant=contact.tenant)
     public = {
         "mood": state.mood,
         "moodConfidence": state.mood_confidence,

@@ -17,9 +17,8 @@ from apps.contacts.models import Contact
 from apps.conversations.models import Conversation
 from apps.conversations.window import window_get
 from apps.core.tokens import count_tokens
-from apps.entities.models import Entity
 from apps.memories import scoring
-from apps.memories.retrieval import ScoredMemory, memory_search
+from apps.memories.retrieval import EntityRef, ScoredMemory, memory_entities, memory_search
 from apps.tenants.models import Tenant
 
 CONTEXT_CANDIDATES = 40
@@ -65,7 +64,7 @@ class ContextBundle:
     contact: Contact
     state: dict[str, Any]
     memories: list[ScoredMemory]
-    entities: list[Entity]
+    entities: list[EntityRef]
     context_text: str
     memory_budget: int
     tokens_used: int
@@ -96,6 +95,13 @@ def render_context_text(
     return "\n".join(parts)
 
 
+def memory_budget(*, state: dict[str, Any], token_budget: int | None) -> int:
+    """Tokens of memory the context may hold: `token_budget` when given, else the relationship stage's."""
+    if token_budget is not None:
+        return token_budget
+    return STAGE_MEMORY_BUDGETS.get(state.get("relationshipStage", "new"), 0)
+
+
 def context_assemble(
     *,
     tenant: Tenant,
@@ -109,8 +115,7 @@ def context_assemble(
     now: datetime | None = None,
 ) -> ContextBundle:
     now = now or timezone.now()
-    stage = state.get("relationshipStage", "new")
-    budget = token_budget if token_budget is not None else STAGE_MEMORY_BUDGETS.get(stage, 0)
+    budget = memory_budget(state=state, token_budget=token_budget)
     scored: list[ScoredMemory] = []
     if budget > 0:
         scored = memory_search(tenant=tenant, contact=contact, query=query, top_k=CONTEXT_CANDIDATES, now=now).results
@@ -127,9 +132,10 @@ def context_assemble(
                 )
             ]
     budgeted = budget_memories(scored, budget=budget)
-    entities: dict[str, Entity] = {}
+    entities: dict[str, EntityRef] = {}
+    linked = memory_entities(memory_ids=[item.memory.pk for item in budgeted.selected])
     for item in budgeted.selected:
-        for entity in item.memory.entities.all():
+        for entity in linked[item.memory.pk]:
             entities.setdefault(entity.key, entity)
     text = render_context_text(
         contact=contact,

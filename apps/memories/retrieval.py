@@ -1,14 +1,21 @@
 """Multi-signal hybrid retrieval (read path; nothing is written on the request path).
 
-1. Candidates from three indexes, unioned so a keyword-only or entity-only hit is never dropped:
-   pgvector HNSW top-N by cosine, PostgreSQL full-text top-N (OR of the query's selective lexemes, GIN),
-   and memories linked to entities named in the query; plus the turns next to each candidate episode.
-2. Features of every candidate come from ONE query (cosine computed in PostgreSQL, the term frequencies
-   of the query's lexemes unnested from the tsvectors), so no embedding or document crosses the wire.
-3. `relevance.similarities` turns cosine, BM25 (IDF from per-lexeme document counts in the scope) and
-   context/session/length priors into the similarity signal; the final score is the weighted sum of
-   similarity, recency, importance, access frequency and entity match (weights per scope, per tenant).
-4. Only the top_k winners are loaded as model objects (with their entities).
+Three round trips, whatever the scope's size (docs/retrieval.md):
+
+1. `_query_terms` — one statement: the query's lexemes (PostgreSQL's own `english` parser and stemmer) and
+   the scope's entities the query names, each with a capped count of its links to current memories.
+2. `_scope_stats` — document frequencies for BM25: the scope's lexicon in Redis (one HMGET), or counted
+   exactly in SQL for a small scope.
+3. `_candidates` — one statement: candidates from three indexes, unioned so a keyword-only or entity-only
+   hit is never dropped (pgvector HNSW top-N by cosine, full-text top-N over the query's selective lexemes,
+   memories linked to the entities named), plus the turns next to each candidate episode; and for every
+   one of them the features (cosine and BM25 computed in PostgreSQL: no vector or tsvector crosses the
+   wire) and the few columns a prompt or an API row needs.
+
+`relevance.similarities` turns cosine, BM25 and the context/session/length priors into the similarity signal;
+the final score is the weighted sum of similarity, recency, importance, access frequency and entity match
+(weights per scope, per tenant). Results are light `RetrievedMemory` rows, never model objects; the
+entities of the memories a caller keeps come from `memory_entities`, one statement for all of them.
 """
 
 from __future__ import annotations
@@ -20,27 +27,23 @@ import json
 import logging
 import math
 import re
-from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
 from django.conf import settings
 from django.db import connection
-from django.db.models import Count, Q
 from django.utils import timezone
 from django.utils.text import slugify
-from pgvector.django import CosineDistance
 
 from apps.contacts.models import Contact
-from apps.entities.models import Entity
-from apps.entities.selectors import entities_named_in
 from apps.memories import relevance as relevance_rules
 from apps.memories import scoring
 from apps.memories.embeddings import get_embedder
-from apps.memories.models import Memory, MemoryEntity
+from apps.memories.models.memory import SCOPED_SEARCH_SQL, scope_token
 from apps.memories.services.lexicon import (
     LEXICON_FROM,
     current_scope_sql,
@@ -56,8 +59,12 @@ ENTITY_CANDIDATES = 50
 # (ranking a match is a heap visit; a word in thousands of memories tells little and its IDF is low)
 KEYWORD_ROW_BUDGET = 1500
 DF_CAP = 5000  # exact document frequencies (no lexicon yet) are counted up to this; beyond it IDF barely moves
+# An entity named in the query that is linked to more than a quarter of a scope of 40+ memories (or to
+# UBIQUITY_LINK_CAP of them, where counting stops) is ignored like a stop word: the contact's own name, the
+# two speakers of a long chat.
 UBIQUITOUS_ENTITY_SHARE = 0.25
 UBIQUITY_MIN_SCOPE = 40
+UBIQUITY_LINK_CAP = 2000
 
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -65,10 +72,42 @@ BM25_B = 0.75
 BM25_SATURATION = 4.0
 VECTOR_SHARE = 0.5
 
+SOURCES = ("vector", "keyword", "entity", "neighbour")
+_SOURCE_BITS = {"keyword": 1, "entity": 2, "vector": 4, "neighbour": 8}
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class EntityRef:
+    """An entity as the read path hands it out (no model object)."""
+
+    id: uuid.UUID
+    entity_type: str
+    slug: str
+    display_name: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return f"{self.entity_type}:{self.slug}"
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievedMemory:
+    """A memory as the read path hands it out: what a prompt line or an API row needs, no model object."""
+
+    pk: uuid.UUID
+    memory_type: str
+    content: str
+    importance: float
+    occurred_at: datetime
+    is_compressed: bool
+    source_message_ids: tuple[str, ...]
+
 
 @dataclass(frozen=True)
 class ScoredMemory:
-    memory: Memory
+    memory: RetrievedMemory
     score: float
     signals: scoring.Signals
     cosine: float
@@ -95,7 +134,7 @@ class ScoredMemory:
 @dataclass
 class SearchResult:
     results: list[ScoredMemory]
-    query_entities: list[Entity] = field(default_factory=list)
+    query_entities: list[EntityRef] = field(default_factory=list)
     candidates: int = 0
 
 
@@ -124,32 +163,10 @@ def query_slugs(query: str) -> set[str]:
     return {slug for slug in slugs if slug}
 
 
-def _idf(df: int, total: int) -> float:
+def idf(df: int, total: int) -> float:
+    """BM25's inverse document frequency (the Lucene form: never negative)."""
     df = min(df, total)
     return math.log(1 + (total - df + 0.5) / (df + 0.5))
-
-
-def bm25(
-    *,
-    term_frequencies: dict[str, int],
-    query_lexemes: Sequence[str],
-    document_frequency: dict[str, int],
-    total_documents: int,
-    average_length: float,
-    length: int | None = None,
-) -> float:
-    if not term_frequencies or total_documents == 0:
-        return 0.0
-    length = sum(term_frequencies.values()) if length is None else length
-    score = 0.0
-    for lexeme in query_lexemes:
-        frequency = term_frequencies.get(lexeme, 0)
-        if not frequency:
-            continue
-        idf = _idf(document_frequency.get(lexeme, 0), total_documents)
-        norm = frequency + BM25_K1 * (1 - BM25_B + BM25_B * length / (average_length or 1.0))
-        score += idf * frequency * (BM25_K1 + 1) / norm
-    return score
 
 
 @dataclass(frozen=True)
@@ -159,31 +176,27 @@ class _Scope:
     memory_types: tuple[str, ...]
     include_compressed: bool
 
-    def q(self) -> Q:
-        condition = (
-            Q(tenant=self.tenant, contact=self.contact, valid_to__isnull=True, deleted_at__isnull=True)
-            & (Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()))
-            & Q(importance__gte=scoring.RETRIEVAL_MIN_IMPORTANCE)
-        )
-        if not self.include_compressed:
-            condition &= Q(is_compressed=False)
-        if self.memory_types:
-            condition &= Q(memory_type__in=list(self.memory_types))
-        return condition
-
     @property
     def contact_id(self) -> Any | None:
         return self.contact.pk if self.contact is not None else None
 
-    def sql(self, alias: str = "m") -> tuple[str, list[Any]]:
-        """The same scope as `q()`, for the hand-written SQL statements."""
-        sql, params = current_scope_sql(tenant_id=self.tenant.pk, contact_id=self.contact_id, alias=alias)
+    def sql(self, alias: str = "m", *, owner: bool = True) -> tuple[str, dict[str, Any]]:
+        """The scope as SQL with named parameters (one set of values however often a statement repeats it);
+        `owner=False` for a statement whose full-text match names the scope itself (`matching`)."""
+        sql, params = current_scope_sql(tenant_id=self.tenant.pk, contact_id=self.contact_id, alias=alias, owner=owner)
         if not self.include_compressed:
             sql += f" AND NOT {alias}.is_compressed"
         if self.memory_types:
-            sql += f" AND {alias}.memory_type = ANY(%s)"
-            params.append(list(self.memory_types))
+            sql += f" AND {alias}.memory_type = ANY(%(scope_types)s)"
+            params["scope_types"] = list(self.memory_types)
+        params["scope_token"] = scope_token(tenant_id=self.tenant.pk, contact_id=self.contact_id)
         return sql, params
+
+    def matching(self, tsquery: str, alias: str = "m") -> str:
+        """`alias` belongs to this scope and its words match `tsquery` (SQL of a tsquery): one scan of the
+        scoped full-text index, the scope's own token (`%(scope_token)s`, in `sql()`'s parameters) AND-ed
+        with the words."""
+        return f"{SCOPED_SEARCH_SQL.format(alias=alias + '.')} @@ (%(scope_token)s::tsquery && {tsquery})"
 
 
 @dataclass(frozen=True)
@@ -195,14 +208,47 @@ class _Stats:
     context_df: dict[str, int]
 
 
-def _query_lexemes(query: str) -> list[str]:
+@dataclass(frozen=True)
+class _NamedEntity:
+    entity: EntityRef
+    linked: int  # links to the scope's current memories, counted up to UBIQUITY_LINK_CAP
+
+
+@dataclass(frozen=True)
+class _Terms:
+    lexemes: list[str]
+    named: list[_NamedEntity]
+
+
+def _query_terms(scope: _Scope, query: str) -> _Terms:
+    """The query's lexemes and the scope's entities it names (every word and word pair is a possible slug),
+    each with its links to the scope's current memories counted up to UBIQUITY_LINK_CAP: one statement."""
+    scope_sql, params = scope.sql()
+    contact_clause = "e.contact_id = %(scope_contact)s" if scope.contact is not None else "e.contact_id IS NULL"
     with connection.cursor() as cursor:
-        cursor.execute("SELECT coalesce(array_agg(lexeme), '{}') FROM unnest(to_tsvector('english', %s))", [query])
-        row = cursor.fetchone()
-    return [lexeme for lexeme in (row[0] if row else []) if lexeme]
+        cursor.execute(
+            "SELECT q.lexemes, e.id, e.entity_type, e.slug, e.linked "
+            "FROM (SELECT coalesce(array_agg(lexeme), '{}') AS lexemes "
+            "      FROM unnest(to_tsvector('english', %(query)s))) q "
+            "LEFT JOIN LATERAL (SELECT e.id, e.entity_type, e.slug, "
+            "  (SELECT count(*) FROM (SELECT 1 FROM memories_memoryentity me "
+            "     JOIN memories_memory m ON m.id = me.memory_id "
+            f"    WHERE me.entity_id = e.id AND {scope_sql} LIMIT %(link_cap)s) l) AS linked "
+            f"  FROM entities_entity e WHERE e.tenant_id = %(scope_tenant)s AND {contact_clause} "
+            "   AND e.slug = ANY(%(slugs)s)) e ON true",
+            {**params, "query": query, "link_cap": UBIQUITY_LINK_CAP, "slugs": sorted(query_slugs(query))},
+        )
+        rows = cursor.fetchall()
+    lexemes = [lexeme for lexeme in (rows[0][0] if rows else []) if lexeme]
+    named = [
+        _NamedEntity(EntityRef(id=row[1], entity_type=row[2], slug=row[3]), linked=int(row[4]))
+        for row in rows
+        if row[1] is not None
+    ]
+    return _Terms(lexemes=lexemes, named=named)
 
 
-def _quoted(lexemes: Iterable[str]) -> list[str]:
+def _quoted(lexemes: Sequence[str]) -> list[str]:
     # lexemes come from to_tsvector: quote each so ':' or '&' inside can never change the query
     return ["'" + lexeme.replace("'", "''") + "'" for lexeme in lexemes]
 
@@ -219,24 +265,29 @@ def _scope_stats(scope: _Scope, lexemes: list[str]) -> _Stats:
             search_df=lexicon.search_df,
             context_df=lexicon.context_df,
         )
-    scope_sql, scope_params = scope.sql()
+    scope_sql, params = scope.sql()
+    unowned_sql, _ = scope.sql(owner=False)
+    quoted = _quoted(lexemes)
+    params |= {f"lexeme_{index}": lexeme for index, lexeme in enumerate(quoted)}
     selects = ["totals.total", "totals.search_length", "totals.context_length"]
-    params: list[Any] = []
-    for column in ("search_vector", "context_vector"):
-        for lexeme in _quoted(lexemes):
-            # each count uses the GIN index and stops at DF_CAP rows
-            selects.append(
-                f"(SELECT count(*) FROM (SELECT 1 FROM memories_memory m WHERE {scope_sql} "
-                f"AND m.{column} @@ %s::tsquery LIMIT {DF_CAP}) capped)"
-            )
-            params += [*scope_params, lexeme]
+    # each count uses a GIN index and stops at DF_CAP rows
+    selects += [
+        f"(SELECT count(*) FROM (SELECT 1 FROM memories_memory m WHERE {unowned_sql} "
+        f"AND {scope.matching(f'%(lexeme_{index})s::tsquery')} LIMIT {DF_CAP}) capped)"
+        for index in range(len(quoted))
+    ]
+    selects += [
+        f"(SELECT count(*) FROM (SELECT 1 FROM memories_memory m WHERE {scope_sql} "
+        f"AND m.context_vector @@ %(lexeme_{index})s::tsquery LIMIT {DF_CAP}) capped)"
+        for index in range(len(quoted))
+    ]
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT " + ", ".join(selects) + " FROM (SELECT count(*) AS total, "
             "coalesce(avg(length(m.search_vector)), 0) AS search_length, "
             "coalesce(avg(length(m.context_vector)), 0) AS context_length "
             f"FROM memories_memory m WHERE {scope_sql}) totals",
-            [*params, *scope_params],
+            params,
         )
         row = cursor.fetchone()
     assert row is not None
@@ -253,12 +304,10 @@ def _scope_stats(scope: _Scope, lexemes: list[str]) -> _Stats:
     )
 
 
-def _keyword_candidates(scope: _Scope, lexemes: list[str], stats: _Stats) -> list[Any]:
-    """Top memories matching any selective query lexeme (GIN), ranked by the IDF of the query words they
-    hold. Selective: the rarest
-    lexemes, taken while together they match at most KEYWORD_ROW_BUDGET memories — a word in thousands
-    of memories would drag them all through ranking and tells little (those still count in BM25 for the
-    candidates the other sources find)."""
+def _selective(lexemes: list[str], stats: _Stats) -> list[str]:
+    """The lexemes the keyword source searches: the rarest, taken while together they match at most
+    KEYWORD_ROW_BUDGET memories — a word in thousands of memories would drag them all through ranking and
+    tells little (it still counts in BM25 for the candidates the other sources find)."""
     selective: list[str] = []
     matched = 0
     for lexeme in sorted(lexemes, key=lambda lexeme: stats.search_df.get(lexeme, 0)):
@@ -269,40 +318,19 @@ def _keyword_candidates(scope: _Scope, lexemes: list[str], stats: _Stats) -> lis
             break
         selective.append(lexeme)
         matched += frequency
-    if not selective:
-        return []
-    tsquery = " | ".join(_quoted(selective))
-    # ranked by the IDF of the query words each match holds (an IDF-weighted coordination level: BM25
-    # without term frequency); ts_rank_cd ignored IDF and let a speaker's name crowd out the rare words
-    terms = [
-        (quoted, _idf(stats.search_df.get(lexeme, 0), stats.total))
-        for lexeme, quoted in zip(lexemes, _quoted(lexemes), strict=True)
+    return selective
+
+
+def _discriminating(named: list[_NamedEntity], *, total: int) -> list[EntityRef]:
+    """Entities named in the query, minus the ubiquitous ones: like stop words, they match everything and
+    tell nothing about this question."""
+    if total < UBIQUITY_MIN_SCOPE:
+        return [item.entity for item in named]
+    return [
+        item.entity
+        for item in named
+        if item.linked <= UBIQUITOUS_ENTITY_SHARE * total and item.linked < UBIQUITY_LINK_CAP
     ]
-    order = " + ".join("(m.search_vector @@ %s::tsquery)::int * %s" for _ in terms)
-    order_params = [value for term in terms for value in term]
-    scope_sql, scope_params = scope.sql()
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT m.id FROM memories_memory m WHERE {scope_sql} AND m.search_vector @@ %s::tsquery "
-            f"ORDER BY {order} DESC, m.id LIMIT %s",
-            [*scope_params, tsquery, *order_params, KEYWORD_CANDIDATES],
-        )
-        return [row[0] for row in cursor.fetchall()]
-
-
-def _discriminating(entities: list[Entity], *, scope: _Scope, total: int) -> list[Entity]:
-    """Entities named in the query, minus those linked to more than a quarter of the scope's memories
-    (the contact's own name, the two speakers of a long chat): like stop words, they match everything
-    and tell nothing about this question."""
-    if not entities or total < UBIQUITY_MIN_SCOPE:
-        return entities
-    linked = dict(
-        MemoryEntity.objects.filter(entity__in=entities, memory__in=Memory.objects.filter(scope.q()))
-        .values("entity_id")
-        .annotate(count=Count("memory_id"))
-        .values_list("entity_id", "count")
-    )
-    return [entity for entity in entities if linked.get(entity.pk, 0) <= UBIQUITOUS_ENTITY_SHARE * total]
 
 
 _NEIGHBOUR_TURN = (
@@ -312,81 +340,161 @@ _NEIGHBOUR_TURN = (
     "ORDER BY n.occurred_at {order}, n.created_at {order} LIMIT 1)"
 )
 
+# BM25 of one tsvector column against the query's lexemes and their IDFs, in SQL (k1, b as above)
+_BM25_SQL = (
+    "(SELECT coalesce(sum(w.idf * t.tf * {k1_plus_1} / (t.tf + {k1} * (1 - {b} + {b} * "
+    "length(m.{column}) / %({average})s))), 0) "
+    "FROM unnest(m.{column}) u JOIN unnest(%(lexemes)s::text[], %({idfs})s::float8[]) AS w(lexeme, idf) "
+    "ON w.lexeme = u.lexeme CROSS JOIN LATERAL (SELECT coalesce(array_length(u.positions, 1), 1) AS tf) t)"
+)
+
+# the columns of a memory the read path hands out, in RetrievedMemory order (times as epoch microseconds and
+# days since the last access: no datetime parsing per candidate)
+_MEMORY_COLUMNS = (
+    "m.id, m.memory_type, m.content, m.importance, "
+    "(extract(epoch FROM m.occurred_at) * 1000000)::bigint, m.is_compressed, m.source_message_ids, "
+    "m.access_count, extract(epoch FROM (%(now)s - m.accessed_at)) / 86400.0"
+)
+
+
+def _retrieved(row: Sequence[Any]) -> RetrievedMemory:
+    return RetrievedMemory(
+        pk=row[0],
+        memory_type=row[1],
+        content=row[2],
+        importance=row[3],
+        occurred_at=_EPOCH + timedelta(microseconds=row[4]),
+        is_compressed=row[5],
+        source_message_ids=tuple(row[6] or ()),
+    )
+
 
 @dataclass(frozen=True)
 class _Candidate:
-    id: Any
-    importance: float
+    memory: RetrievedMemory
     access_count: int
-    accessed_at: datetime
+    days_since_access: float
+    found_by: tuple[str, ...]
     session: str
     is_question: bool
     cosine: float
     search_length: int
-    context_length: int
-    search_tf: dict[str, int]
-    context_tf: dict[str, int]
-    is_neighbour: bool  # not found by a source itself: the turn before or after a candidate episode
+    bm25: float
+    context_bm25: float
+    matched_entity_ids: tuple[Any, ...]
 
 
-def _candidate_features(scope: _Scope, ids: list[Any], vector_text: str, lexemes: list[str]) -> list[_Candidate]:
-    """One statement: the candidates plus the turns just before and after each candidate episode in its
-    conversation (two LATERAL probes of memory_session_turn_idx per candidate, whatever the conversation's
-    length), and the features of all of them."""
-    scope_sql, scope_params = scope.sql(alias="n")
-    tf_sql = (
-        "(SELECT coalesce(json_object_agg(u.lexeme, coalesce(array_length(u.positions, 1), 1)), '{{}}'::json) "
-        "FROM unnest(m.{column}) u WHERE u.lexeme = ANY(%s))"
+def _candidates(
+    scope: _Scope,
+    *,
+    vector: np.ndarray,
+    lexemes: list[str],
+    stats: _Stats,
+    entities: list[EntityRef],
+    now: datetime,
+) -> list[_Candidate]:
+    """One statement: the keyword, entity and vector candidates, the turns just before and after each
+    candidate episode in its conversation (two LATERAL probes of memory_session_turn_idx per candidate),
+    and the features and read columns of all of them."""
+    scope_sql, params = scope.sql()
+    neighbour_scope, _ = scope.sql(alias="n")
+    vector_text = "[" + ",".join(map(str, np.asarray(vector, dtype=np.float32).tolist())) + "]"
+    params |= {
+        "now": now,
+        "vector": vector_text,
+        "lexemes": lexemes,
+        "search_idfs": [idf(stats.search_df.get(lexeme, 0), stats.total) for lexeme in lexemes],
+        "context_idfs": [idf(stats.context_df.get(lexeme, 0), stats.total) for lexeme in lexemes],
+        "search_average": stats.average_search_length or 1.0,
+        "context_average": stats.average_context_length or 1.0,
+        "entity_ids": [entity.id for entity in entities],
+    }
+    sources: list[str] = []
+    ctes: list[str] = []
+    selective = _selective(lexemes, stats)
+    if selective and KEYWORD_CANDIDATES > 0:
+        # ranked by the IDF of the query words each match holds (an IDF-weighted coordination level: BM25
+        # without term frequency); ts_rank_cd ignored IDF and let a speaker's name crowd out the rare words
+        terms = []
+        for index, (quoted, weight) in enumerate(zip(_quoted(lexemes), params["search_idfs"], strict=True)):
+            params[f"term_{index}"] = quoted
+            params[f"term_idf_{index}"] = weight
+            terms.append(f"(m.search_vector @@ %(term_{index})s::tsquery)::int * %(term_idf_{index})s")
+        params |= {"keyword_query": " | ".join(_quoted(selective)), "keyword_limit": KEYWORD_CANDIDATES}
+        unowned_sql, _ = scope.sql(owner=False)
+        ctes.append(
+            f"keyword AS (SELECT m.id FROM memories_memory m WHERE {unowned_sql} "
+            f"AND {scope.matching('%(keyword_query)s::tsquery')} "
+            f"ORDER BY {' + '.join(terms)} DESC, m.id LIMIT %(keyword_limit)s)"
+        )
+        sources.append(f"SELECT id, {_SOURCE_BITS['keyword']} AS bit FROM keyword")
+    if entities and ENTITY_CANDIDATES > 0:
+        params["entity_limit"] = ENTITY_CANDIDATES
+        ctes.append(
+            "entity AS (SELECT me.memory_id AS id FROM memories_memoryentity me "
+            "JOIN memories_memory m ON m.id = me.memory_id "
+            f"WHERE me.entity_id = ANY(%(entity_ids)s::uuid[]) AND {scope_sql} "
+            "GROUP BY me.memory_id, m.importance ORDER BY m.importance DESC, me.memory_id LIMIT %(entity_limit)s)"
+        )
+        sources.append(f"SELECT id, {_SOURCE_BITS['entity']} AS bit FROM entity")
+    if VECTOR_CANDIDATES > 0:
+        params["vector_limit"] = VECTOR_CANDIDATES
+        ctes.append(
+            f"vector AS (SELECT m.id FROM memories_memory m WHERE {scope_sql} AND m.embedding IS NOT NULL "
+            "ORDER BY m.embedding <=> %(vector)s::vector LIMIT %(vector_limit)s)"
+        )
+        sources.append(f"SELECT id, {_SOURCE_BITS['vector']} AS bit FROM vector")
+    if not sources:
+        return []
+    bm25_columns = {"k1": BM25_K1, "k1_plus_1": BM25_K1 + 1, "b": BM25_B}
+    search_bm25 = _BM25_SQL.format(column="search_vector", average="search_average", idfs="search_idfs", **bm25_columns)
+    context_bm25 = _BM25_SQL.format(
+        column="context_vector", average="context_average", idfs="context_idfs", **bm25_columns
+    )
+    sql = (
+        "WITH "
+        + ", ".join(ctes)
+        + ", seed AS (SELECT id, bit_or(bit) AS found FROM ("
+        + " UNION ALL ".join(sources)
+        + ") s GROUP BY id), "
+        "neighbour AS (SELECT x.id FROM memories_memory c CROSS JOIN LATERAL ("
+        f"{_NEIGHBOUR_TURN.format(scope=neighbour_scope, op='<', order='DESC')} UNION ALL "
+        f"{_NEIGHBOUR_TURN.format(scope=neighbour_scope, op='>', order='ASC')}) x "
+        "WHERE c.id IN (SELECT id FROM seed) AND c.memory_type = 'episode' AND c.source_session_id <> ''), "
+        "candidate AS (SELECT id, found FROM seed UNION ALL "
+        f"SELECT DISTINCT id, {_SOURCE_BITS['neighbour']} FROM neighbour WHERE id NOT IN (SELECT id FROM seed)) "
+        f"SELECT {_MEMORY_COLUMNS}, k.found, m.source_session_id, right(rtrim(m.content), 1) = '?', "
+        "coalesce(1 - (m.embedding <=> %(vector)s::vector), 0), coalesce(length(m.search_vector), 0), "
+        f"{search_bm25}, {context_bm25}, "
+        "ARRAY(SELECT me.entity_id FROM memories_memoryentity me "
+        "      WHERE me.memory_id = m.id AND me.entity_id = ANY(%(entity_ids)s::uuid[])) "
+        "FROM candidate k JOIN memories_memory m ON m.id = k.id"
     )
     with connection.cursor() as cursor:
-        cursor.execute(
-            "WITH seed AS (SELECT unnest(%s::uuid[]) AS id), "
-            "neighbour AS (SELECT x.id FROM memories_memory c CROSS JOIN LATERAL ("
-            f"{_NEIGHBOUR_TURN.format(scope=scope_sql, op='<', order='DESC')} UNION ALL "
-            f"{_NEIGHBOUR_TURN.format(scope=scope_sql, op='>', order='ASC')}) x "
-            "WHERE c.id IN (SELECT id FROM seed) AND c.memory_type = 'episode' AND c.source_session_id <> ''), "
-            "candidate AS (SELECT id, false AS is_neighbour FROM seed UNION ALL "
-            "SELECT DISTINCT id, true FROM neighbour WHERE id NOT IN (SELECT id FROM seed)) "
-            "SELECT m.id, m.importance, m.access_count, m.accessed_at, m.source_session_id, "
-            "right(rtrim(m.content), 1) = '?', 1 - (m.embedding <=> %s::vector), "
-            "coalesce(length(m.search_vector), 0), coalesce(length(m.context_vector), 0), "
-            f"{tf_sql.format(column='search_vector')}, {tf_sql.format(column='context_vector')}, k.is_neighbour "
-            "FROM candidate k JOIN memories_memory m ON m.id = k.id",
-            [ids, *scope_params, *scope_params, vector_text, lexemes, lexemes],
-        )
+        cursor.execute(sql, params)
         rows = cursor.fetchall()
     return [
         _Candidate(
-            id=row[0],
-            importance=row[1],
-            access_count=row[2],
-            accessed_at=row[3],
-            session=row[4],
-            is_question=bool(row[5]),
-            cosine=float(row[6]) if row[6] is not None else 0.0,
-            search_length=row[7],
-            context_length=row[8],
-            search_tf=_as_dict(row[9]),
-            context_tf=_as_dict(row[10]),
-            is_neighbour=bool(row[11]),
+            memory=_retrieved(row),
+            access_count=row[7],
+            days_since_access=float(row[8]),
+            found_by=tuple(source for source in SOURCES if row[9] & _SOURCE_BITS[source]),
+            session=row[10],
+            is_question=bool(row[11]),
+            cosine=float(row[12]),
+            search_length=row[13],
+            bm25=float(row[14]),
+            context_bm25=float(row[15]),
+            matched_entity_ids=tuple(row[16]),
         )
         for row in rows
     ]
 
 
-def _as_dict(value: Any) -> dict[str, int]:
-    if isinstance(value, str):
-        value = json.loads(value)
-    return {str(key): int(count) for key, count in (value or {}).items()}
-
-
-@functools.lru_cache(maxsize=1)
-def _embedding_pool() -> ThreadPoolExecutor:
-    # created on first use, so a forked worker process builds its own
-    return ThreadPoolExecutor(max_workers=2, thread_name_prefix="engram-query-embed")
-
-
-def _embed_query(query: str) -> np.ndarray:
+def embed_query(query: str) -> np.ndarray:
+    """The query's embedding. Computed before the search's SQL, not beside it: on two cores a concurrent
+    embedding only competes with PostgreSQL for CPU (measured: p95 of GET /context 36–38 ms sequential,
+    42–49 ms overlapped; docs/benchmarks.md)."""
     return get_embedder().embed_batch([query])[0]
 
 
@@ -408,120 +516,79 @@ def memory_search(
     scope = _Scope(tenant, contact, tuple(memory_types), include_compressed)
     if not query.strip():
         return _without_query(scope=scope, weights=weights, top_k=top_k, now=now)
-    # the query is embedded on another core while PostgreSQL answers the keyword and entity side
-    pending = _embedding_pool().submit(_embed_query, query) if query_vector is None else None
-
-    lexemes = _query_lexemes(query)
-    stats = _scope_stats(scope, lexemes)
-    found_by: dict[Any, set[str]] = {}
-    for memory_id in _keyword_candidates(scope, lexemes, stats):
-        found_by.setdefault(memory_id, set()).add("keyword")
-    query_entities = _discriminating(
-        entities_named_in(tenant=tenant, contact=contact, slugs=query_slugs(query)), scope=scope, total=stats.total
-    )
-    entity_ids = [entity.pk for entity in query_entities]
-    if entity_ids:
-        linked = (
-            MemoryEntity.objects.filter(entity_id__in=entity_ids, memory__in=Memory.objects.filter(scope.q()))
-            .order_by("-memory__importance")
-            .values_list("memory_id", flat=True)[:ENTITY_CANDIDATES]
-        )
-        for memory_id in linked:
-            found_by.setdefault(memory_id, set()).add("entity")
-    if pending is not None:
-        query_vector = pending.result()
-    vector_list = np.asarray(query_vector, dtype=np.float32).tolist()
-    vector_ids = (
-        Memory.objects.filter(scope.q(), embedding__isnull=False)
-        .annotate(distance=CosineDistance("embedding", vector_list))
-        .order_by("distance")
-        .values_list("id", flat=True)[:VECTOR_CANDIDATES]
-    )
-    for memory_id in vector_ids:
-        found_by.setdefault(memory_id, set()).add("vector")
-    if not found_by:
+    vector = query_vector if query_vector is not None else embed_query(query)
+    terms = _query_terms(scope, query)
+    stats = _scope_stats(scope, terms.lexemes)
+    query_entities = _discriminating(terms.named, total=stats.total)
+    candidates = _candidates(scope, vector=vector, lexemes=terms.lexemes, stats=stats, entities=query_entities, now=now)
+    if not candidates:
         return SearchResult(results=[], query_entities=query_entities, candidates=0)
-    candidates = _candidate_features(scope, list(found_by), "[" + ",".join(map(str, vector_list)) + "]", lexemes)
-    for candidate in candidates:
-        if candidate.is_neighbour:
-            found_by[candidate.id] = {"neighbour"}
-    features, keyword_scores = [], []
-    for candidate in candidates:
-        keyword = bm25(
-            term_frequencies=candidate.search_tf,
-            query_lexemes=lexemes,
-            document_frequency=stats.search_df,
-            total_documents=stats.total,
-            average_length=stats.average_search_length,
-            length=candidate.search_length,
-        )
-        context = bm25(
-            term_frequencies=candidate.context_tf,
-            query_lexemes=lexemes,
-            document_frequency=stats.context_df,
-            total_documents=stats.total,
-            average_length=stats.average_context_length,
-            length=candidate.context_length,
-        )
-        keyword_scores.append(keyword)
-        features.append(
+    similarity = relevance_rules.similarities(
+        [
             relevance_rules.Features(
                 cosine=candidate.cosine,
-                bm25=keyword,
-                context_bm25=context,
+                bm25=candidate.bm25,
+                context_bm25=candidate.context_bm25,
                 session=candidate.session,
                 lexemes=candidate.search_length,
                 is_question=candidate.is_question,
             )
-        )
-    similarity = relevance_rules.similarities(features)
-    matched_by_memory: dict[Any, list[str]] = {}
-    if entity_ids:
-        for memory_id, entity_type, slug in MemoryEntity.objects.filter(
-            entity_id__in=entity_ids, memory_id__in=[candidate.id for candidate in candidates]
-        ).values_list("memory_id", "entity__entity_type", "entity__slug"):
-            matched_by_memory.setdefault(memory_id, []).append(f"{entity_type}:{slug}")
-
-    scored: list[tuple[float, float, str, int]] = []
-    signals_by_index: list[scoring.Signals] = []
-    for index, (candidate, similarity_signal) in enumerate(zip(candidates, similarity, strict=True)):
+            for candidate in candidates
+        ]
+    )
+    keys = {entity.id: entity.key for entity in query_entities}
+    scored: list[ScoredMemory] = []
+    for candidate, similarity_signal in zip(candidates, similarity, strict=True):
         signals = scoring.Signals(
             similarity=similarity_signal,
-            recency=scoring.recency(days_since_access=max(0.0, (now - candidate.accessed_at).total_seconds() / 86400)),
-            importance=candidate.importance,
+            recency=scoring.recency(days_since_access=max(0.0, candidate.days_since_access)),
+            importance=candidate.memory.importance,
             access_frequency=scoring.access_frequency(access_count=candidate.access_count),
-            entity_match=1.0 if candidate.id in matched_by_memory else 0.0,
+            entity_match=1.0 if candidate.matched_entity_ids else 0.0,
         )
-        signals_by_index.append(signals)
-        scored.append((-scoring.retrieval_score(signals, weights), -similarity_signal, str(candidate.id), index))
-    scored.sort()
-    scored = _reranked(query, scored, candidates, signals_by_index, weights)
-    winners = [index for *_, index in scored[:top_k]]
-    memories = (
-        Memory.objects.prefetch_related("entities")
-        .defer("embedding", "search_vector", "context_vector")
-        .in_bulk([candidates[index].id for index in winners])
-    )
-    for memory in memories.values():
-        memory.contact = contact  # every memory of the scope has the scope's contact: no join
-    results = [
-        ScoredMemory(
-            memory=memories[candidates[index].id],
-            score=-scored_row[0],
-            signals=signals_by_index[index],
-            cosine=candidates[index].cosine,
-            bm25=keyword_scores[index],
-            found_by=tuple(
-                source
-                for source in ("vector", "keyword", "entity", "neighbour")
-                if source in found_by[candidates[index].id]
-            ),
-            matched_entities=tuple(sorted(matched_by_memory.get(candidates[index].id, []))),
+        scored.append(
+            ScoredMemory(
+                memory=candidate.memory,
+                score=scoring.retrieval_score(signals, weights),
+                signals=signals,
+                cosine=candidate.cosine,
+                bm25=candidate.bm25,
+                found_by=candidate.found_by,
+                matched_entities=tuple(sorted(keys[entity_id] for entity_id in candidate.matched_entity_ids)),
+            )
         )
-        for scored_row, index in zip(scored[:top_k], winners, strict=True)
-        if candidates[index].id in memories
-    ]
-    return SearchResult(results=results, query_entities=query_entities, candidates=len(candidates))
+    scored.sort(key=_rank_key)
+    scored = _reranked(query, scored, weights)
+    return SearchResult(results=scored[:top_k], query_entities=query_entities, candidates=len(candidates))
+
+
+def _rank_key(item: ScoredMemory) -> tuple[float, float, str]:
+    return (-item.score, -item.signals.similarity, str(item.memory.pk))
+
+
+def memory_entities(*, memory_ids: Sequence[Any]) -> dict[Any, list[EntityRef]]:
+    """The entities linked to each of `memory_ids` (ids the caller's scoped search returned), one statement."""
+    linked: dict[Any, list[EntityRef]] = {memory_id: [] for memory_id in memory_ids}
+    if not memory_ids:
+        return linked
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT me.memory_id, e.id, e.entity_type, e.slug, e.display_name, e.metadata "
+            "FROM memories_memoryentity me JOIN entities_entity e ON e.id = me.entity_id "
+            "WHERE me.memory_id = ANY(%s::uuid[]) ORDER BY e.entity_type, e.slug",
+            [list(memory_ids)],
+        )
+        for memory_id, entity_id, entity_type, slug, display_name, metadata in cursor.fetchall():
+            linked[memory_id].append(
+                EntityRef(
+                    id=entity_id,
+                    entity_type=entity_type,
+                    slug=slug,
+                    display_name=display_name,
+                    metadata=json.loads(metadata) if isinstance(metadata, str) else (metadata or {}),
+                )
+            )
+    return linked
 
 
 RERANK_TOP = 30
@@ -540,13 +607,7 @@ def _cross_encoder() -> Any:
         return None
 
 
-def _reranked(
-    query: str,
-    scored: list[tuple[float, float, str, int]],
-    candidates: list[_Candidate],
-    signals: list[scoring.Signals],
-    weights: scoring.Weights,
-) -> list[tuple[float, float, str, int]]:
+def _reranked(query: str, scored: list[ScoredMemory], weights: scoring.Weights) -> list[ScoredMemory]:
     """With ENGRAM_RERANKER_ENABLED, a cross-encoder's relevance replaces the similarity signal of the top
     candidates (memory-logic.txt §2.5); without the setting or the model, the blended order stands."""
     if not settings.ENGRAM["RERANKER_ENABLED"]:
@@ -555,38 +616,36 @@ def _reranked(
     if model is None:
         return scored
     head, tail = scored[:RERANK_TOP], scored[RERANK_TOP:]
-    contents = dict(Memory.objects.filter(pk__in=[candidates[row[3]].id for row in head]).values_list("id", "content"))
-    raw = model.predict([(query, contents[candidates[row[3]].id]) for row in head])
+    raw = model.predict([(query, item.memory.content) for item in head])
     rescored = []
-    for row, value in zip(head, raw, strict=True):
-        index = row[3]
-        similarity = 1.0 / (1.0 + math.exp(-float(value)))
-        signals[index] = dataclasses.replace(signals[index], similarity=similarity)
-        rescored.append((-scoring.retrieval_score(signals[index], weights), -similarity, row[2], index))
-    return sorted(rescored) + tail
+    for item, value in zip(head, raw, strict=True):
+        signals = dataclasses.replace(item.signals, similarity=1.0 / (1.0 + math.exp(-float(value))))
+        rescored.append(dataclasses.replace(item, signals=signals, score=scoring.retrieval_score(signals, weights)))
+    return sorted(rescored, key=_rank_key) + tail
 
 
 def _without_query(*, scope: _Scope, weights: scoring.Weights, top_k: int, now: datetime) -> SearchResult:
     """No query (a first message, a context preview without text): rank by importance, recency and use."""
-    memories = list(
-        Memory.objects.filter(scope.q())
-        .select_related("contact")
-        .prefetch_related("entities")
-        .defer("search_vector", "context_vector", "embedding")
-        .order_by("-importance", "-accessed_at")[: max(top_k, VECTOR_CANDIDATES)]
-    )
+    scope_sql, params = scope.sql()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {_MEMORY_COLUMNS} FROM memories_memory m WHERE {scope_sql} "
+            "ORDER BY m.importance DESC, m.accessed_at DESC LIMIT %(limit)s",
+            {**params, "now": now, "limit": max(top_k, VECTOR_CANDIDATES)},
+        )
+        rows = cursor.fetchall()
     results = []
-    for memory in memories:
+    for row in rows:
         signals = scoring.Signals(
             similarity=0.0,
-            recency=scoring.recency(days_since_access=max(0.0, (now - memory.accessed_at).total_seconds() / 86400)),
-            importance=memory.importance,
-            access_frequency=scoring.access_frequency(access_count=memory.access_count),
+            recency=scoring.recency(days_since_access=max(0.0, float(row[8]))),
+            importance=row[3],
+            access_frequency=scoring.access_frequency(access_count=row[7]),
             entity_match=0.0,
         )
         results.append(
             ScoredMemory(
-                memory=memory,
+                memory=_retrieved(row),
                 score=scoring.retrieval_score(signals, weights),
                 signals=signals,
                 cosine=0.0,
@@ -595,4 +654,4 @@ def _without_query(*, scope: _Scope, weights: scoring.Weights, top_k: int, now: 
             )
         )
     results.sort(key=lambda item: (-item.score, str(item.memory.pk)))
-    return SearchResult(results=results[:top_k], candidates=len(memories))
+    return SearchResult(results=results[:top_k], candidates=len(rows))

@@ -9,12 +9,12 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.contacts.selectors import contact_get, contact_state_snapshot
+from apps.contacts.selectors import contact_get, contact_state_snapshot, joined_one_to_one
 from apps.conversations.models import Conversation
 from apps.memories import scoring
 from apps.memories.context import context_assemble
 from apps.memories.models import MemoryProfile
-from apps.memories.retrieval import ScoredMemory, memory_search
+from apps.memories.retrieval import ScoredMemory, memory_entities, memory_search
 from apps.memories.services.access import access_record
 from apps.tenants.api import TenantAPIView
 from apps.tenants.models import ApiKey
@@ -55,6 +55,7 @@ class MemorySearchApi(TenantAPIView):
             include_compressed=data["include_compressed"],
         )
         access_record(memory_ids=[item.memory.pk for item in result.results], at=timezone.now())
+        entities = memory_entities(memory_ids=[item.memory.pk for item in result.results])
         rows: list[dict[str, Any]] = []
         for item in result.results:
             row: dict[str, Any] = {
@@ -66,7 +67,7 @@ class MemorySearchApi(TenantAPIView):
                 "occurred_at": item.memory.occurred_at,
                 "is_compressed": item.memory.is_compressed,
                 "sources": _sources(item),
-                "entities": sorted(entity.key for entity in item.memory.entities.all()),
+                "entities": sorted(entity.key for entity in entities[item.memory.pk]),
             }
             if data["explain"]:
                 row["explain"] = item.explain()
@@ -90,7 +91,7 @@ class ContextGetApi(TenantAPIView):
         params = self.QuerySerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
         data = params.validated_data
-        contact = contact_get(tenant=self.tenant, external_id=contact_id)
+        contact = contact_get(tenant=self.tenant, external_id=contact_id, related=("state", "profile"))
         conversation = None
         if data["conversation_id"]:
             conversation = Conversation.objects.filter(
@@ -132,7 +133,7 @@ def context_payload(
 ) -> dict[str, Any]:
     """The GET /context body; the inspector's context preview renders exactly this."""
     state = contact_state_snapshot(contact=contact)
-    profile = MemoryProfile.objects.filter(tenant=tenant, contact=contact).first()
+    profile = joined_one_to_one(contact, "profile", MemoryProfile)
     bundle = context_assemble(
         tenant=tenant,
         contact=contact,

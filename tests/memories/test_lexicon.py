@@ -12,7 +12,7 @@ from apps.core.redis import get_redis
 from apps.memories import retrieval
 from apps.memories.embeddings import content_hash
 from apps.memories.models import Memory
-from apps.memories.retrieval import _query_lexemes, _Scope, _scope_stats, memory_search
+from apps.memories.retrieval import _query_terms, _Scope, _scope_stats, memory_search
 from apps.memories.services import lexicon
 from apps.memories.services.lexicon import lexicon_key, refresh_lock_key, scope_lexicon_refresh
 from tests.conftest import wait_until
@@ -68,7 +68,7 @@ def test_lexicon_gives_the_same_frequencies_as_counting(tenant, contact, small_l
     bulk(tenant, contact, corpus(60))
     bulk(tenant, None, ["tomato at the brain level"] * 3)  # another scope: never counted here
     scope = _Scope(tenant, contact, (), False)
-    lexemes = _query_lexemes("tomato piano ferry zebra")
+    lexemes = _query_terms(scope, "tomato piano ferry zebra").lexemes
     counted = _scope_stats(scope, lexemes)  # no lexicon yet: counted in SQL
     assert scope_lexicon_refresh(tenant_id=tenant.pk, contact_id=contact.pk) == 60
     from_lexicon = _scope_stats(scope, lexemes)
@@ -106,7 +106,8 @@ def test_a_stale_lexicon_is_used_while_it_is_refreshed(tenant, contact, small_le
     meta["computed_at"] -= lexicon.LEXICON_MAX_AGE_SECONDS + 1
     get_redis().hset(key, "__meta", json.dumps(meta))
     bulk(tenant, contact, corpus(5))  # written since: the stale lexicon still says 30
-    stats = _scope_stats(_Scope(tenant, contact, (), False), _query_lexemes("tomato"))
+    scope = _Scope(tenant, contact, (), False)
+    stats = _scope_stats(scope, _query_terms(scope, "tomato").lexemes)
     assert stats.total == 30
     assert get_redis().llen("celery") == 1
 
@@ -166,7 +167,8 @@ def test_the_worker_builds_the_lexicon_a_search_asked_for(tenant, contact, celer
     meta = json.loads(get_redis().hget(key, "__meta"))
     assert meta["total"] == lexicon.LEXICON_FROM
     assert not get_redis().exists(refresh_lock_key(tenant_id=tenant.pk, contact_id=contact.pk))
-    stats = _scope_stats(_Scope(tenant, contact, (), False), _query_lexemes("tomato"))
+    scope = _Scope(tenant, contact, (), False)
+    stats = _scope_stats(scope, _query_terms(scope, "tomato").lexemes)
     assert stats.search_df["tomato"] == sum("tomato" in text for text in corpus(lexicon.LEXICON_FROM))
 
 
@@ -178,3 +180,20 @@ def test_keyword_candidates_are_ranked_by_the_idf_of_the_words_they_hold(tenant,
     result = memory_search(tenant=tenant, contact=contact, query="Did Melanie say the kiln cracked?", top_k=5)
     # 'melani' and 'said' are in twelve memories, 'kiln' and 'crack' in one: the rare words win the one slot
     assert [item.memory.pk for item in result.results if "keyword" in item.found_by] == [rare.pk]
+
+
+def test_keyword_candidates_come_from_the_scope_asked_only(tenant, other_tenant, contact, monkeypatch):
+    """The scoped full-text index matches the scope's own token: the same rare word in another contact, in the
+    brain and in another tenant is never a keyword candidate, and the scope's own memory always is."""
+    other_contact = ContactFactory(tenant=tenant)
+    foreign_contact = ContactFactory(tenant=other_tenant)
+    (own,) = bulk(tenant, contact, ["the zeppelin landed at dawn"])
+    (brain,) = bulk(tenant, None, ["zeppelin tours are sold out"])
+    bulk(tenant, other_contact, ["a zeppelin over the harbour"])
+    bulk(other_tenant, foreign_contact, ["zeppelin ride voucher"])
+    bulk(other_tenant, None, ["zeppelin souvenir shop"])
+    monkeypatch.setattr(retrieval, "VECTOR_CANDIDATES", 0)
+    found = memory_search(tenant=tenant, contact=contact, query="zeppelin", top_k=50).results
+    assert [(item.memory.pk, item.found_by) for item in found] == [(own.pk, ("keyword",))]
+    found = memory_search(tenant=tenant, contact=None, query="zeppelin", top_k=50).results
+    assert [(item.memory.pk, item.found_by) for item in found] == [(brain.pk, ("keyword",))]

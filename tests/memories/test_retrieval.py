@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import math
 from datetime import timedelta
 
 import pytest
@@ -135,6 +136,19 @@ def test_score_is_the_weighted_sum_of_its_signals(tenant, contact):
     assert hit.signals.similarity == 1.0  # the only candidate is the best there is
     expected = 0.35 * hit.signals.similarity + 0.25 * 0.8 + 0.20 * 0.6 + 0.10 * 0.25 + 0.10 * 0.0
     assert hit.score == pytest.approx(expected, abs=1e-6)
+
+
+def test_bm25_is_computed_in_sql_with_the_formula_s_exact_numbers(tenant, contact):
+    bulk_memories(tenant, contact, ["kiln kiln fire", "fire pit", "garden"])
+    results = memory_search(tenant=tenant, contact=contact, query="kiln", top_k=3).results
+    by_content = {item.memory.content: item for item in results}
+    # 3 memories of 2, 2 and 1 lexemes (average 5/3); 'kiln' is in one of them, twice
+    idf = math.log(1 + (3 - 1 + 0.5) / (1 + 0.5))
+    expected = idf * 2 * (1.2 + 1) / (2 + 1.2 * (1 - 0.75 + 0.75 * 2 / (5 / 3)))
+    assert by_content["kiln kiln fire"].bm25 == pytest.approx(expected, rel=1e-9)
+    assert by_content["kiln kiln fire"].bm25 == pytest.approx(1.2768, abs=1e-4)
+    assert by_content["fire pit"].bm25 == 0.0
+    assert by_content["garden"].bm25 == 0.0
 
 
 def test_tenant_weight_override_changes_the_score(tenant, contact):

@@ -4,7 +4,7 @@ from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
-from django.db.models import Q
+from django.db.models import Func, Q
 from pgvector.django import HnswIndex, VectorField
 
 from apps.contacts.models import Contact
@@ -13,6 +13,20 @@ from apps.entities.models import Entity
 from apps.tenants.models import Tenant
 
 EMBEDDING_DIMENSIONS = 384
+
+# A memory's words together with one token naming its scope ('scope <contact id>', or 'scope tenant
+# <tenant id>' for the brain): the keyword search asks `'scope …' & (word | word …)`, so GIN intersects the
+# scope with the words inside one index scan instead of AND-ing the table-wide matches with a bitmap of the
+# whole scope (3 ms for a 20,000-memory contact). The token is a lexeme no parser emits (it holds spaces).
+SCOPED_SEARCH_SQL = (
+    "(array_to_tsvector(ARRAY['scope ' || coalesce({alias}contact_id::text, 'tenant ' || {alias}tenant_id::text)])"
+    " || {alias}search_vector)"
+)
+
+
+def scope_token(*, tenant_id: object, contact_id: object | None) -> str:
+    """The scope's lexeme in SCOPED_SEARCH_SQL, as a quoted tsquery operand."""
+    return f"'scope {contact_id}'" if contact_id is not None else f"'scope tenant {tenant_id}'"
 
 
 class MemoryType(models.TextChoices):
@@ -102,7 +116,11 @@ class Memory(UUIDModel):
                 opclasses=["vector_cosine_ops"],
             ),
             # fastupdate off: no pending list for every search to scan (a few ms per query once it has grown)
-            GinIndex(fields=["search_vector"], name="memory_search_gin", fastupdate=False),
+            GinIndex(
+                Func(template=SCOPED_SEARCH_SQL.format(alias=""), output_field=SearchVectorField()),
+                name="memory_scoped_search_gin",
+                fastupdate=False,
+            ),
             GinIndex(fields=["context_vector"], name="memory_context_gin", fastupdate=False),
             models.Index(fields=["tenant", "contact", "memory_type", "created_at"], name="memory_scope_type_idx"),
             models.Index(fields=["tenant", "contact", "content_hash"], name="memory_scope_hash_idx"),

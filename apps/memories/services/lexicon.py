@@ -56,18 +56,29 @@ def refresh_lock_key(*, tenant_id: Any, contact_id: Any | None) -> str:
     return lexicon_key(tenant_id=tenant_id, contact_id=contact_id) + ":refreshing"
 
 
-def current_scope_sql(*, tenant_id: Any, contact_id: Any | None, alias: str = "m") -> tuple[str, list[Any]]:
-    """The memories a search may return (current, not expired, not compressed, importance ≥ 0.1)."""
+def current_scope_sql(
+    *, tenant_id: Any, contact_id: Any | None, alias: str = "m", owner: bool = True
+) -> tuple[str, dict[str, Any]]:
+    """The memories a search may return (current, not expired, importance ≥ 0.1), as SQL with named
+    parameters (`%(scope_tenant)s`, …) so one statement can repeat the clause with one set of values.
+    `owner=False` leaves out the tenant and contact columns, for a statement that matches the scope's
+    token in the scoped full-text index instead (models.memory.SCOPED_SEARCH_SQL)."""
+    owner_clauses = [
+        f"{alias}.tenant_id = %(scope_tenant)s",
+        f"{alias}.contact_id = %(scope_contact)s" if contact_id is not None else f"{alias}.contact_id IS NULL",
+    ]
     clauses = [
-        f"{alias}.tenant_id = %s",
-        f"{alias}.contact_id = %s" if contact_id is not None else f"{alias}.contact_id IS NULL",
+        *(owner_clauses if owner else []),
         f"{alias}.valid_to IS NULL",
         f"{alias}.deleted_at IS NULL",
         f"({alias}.expires_at IS NULL OR {alias}.expires_at > now())",
-        f"{alias}.importance >= %s",
+        f"{alias}.importance >= %(scope_min_importance)s",
     ]
-    params: list[Any] = [tenant_id, *([contact_id] if contact_id is not None else [])]
-    params.append(scoring.RETRIEVAL_MIN_IMPORTANCE)
+    params: dict[str, Any] = {
+        "scope_tenant": tenant_id,
+        "scope_contact": contact_id,
+        "scope_min_importance": scoring.RETRIEVAL_MIN_IMPORTANCE,
+    }
     return " AND ".join(clauses), params
 
 
@@ -134,7 +145,7 @@ def scope_lexicon_refresh(*, tenant_id: Any, contact_id: Any | None) -> int:
             f"CROSS JOIN LATERAL unnest(m.search_vector) u WHERE {scope_sql} GROUP BY u.lexeme HAVING count(*) > 1 "
             "UNION ALL SELECT 'c:' || u.lexeme, count(*) FROM memories_memory m "
             f"CROSS JOIN LATERAL unnest(m.context_vector) u WHERE {scope_sql} GROUP BY u.lexeme HAVING count(*) > 1",
-            [*params, *params],
+            params,
         )
         rows = cursor.fetchall()
     meta = {
