@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
@@ -13,9 +12,8 @@ from apps.core.exceptions import NotFound
 from apps.tenants.models import Tenant
 
 
-def contact_get(*, tenant: Tenant, external_id: str, related: Sequence[str] = ()) -> Contact:
-    """The tenant's contact, with the one-to-one rows named in `related` ("state", "profile") joined in."""
-    contact = Contact.objects.filter(tenant=tenant, external_id=external_id).select_related(*related).first()
+def contact_get(*, tenant: Tenant, external_id: str) -> Contact:
+    contact = Contact.objects.filter(tenant=tenant, external_id=external_id).first()
     if contact is None:
         raise NotFound(f"Contact '{external_id}' not found.")
     contact.tenant = tenant  # the caller's tenant object: no second query when the contact's tenant is read
@@ -35,7 +33,8 @@ _Row = TypeVar("_Row", bound=Model)
 
 
 def joined_one_to_one(contact: Contact, name: str, model: type[_Row]) -> _Row | None:
-    """The contact's `state` or `profile` row: the one `contact_get(related=…)` joined in, else read now."""
+    """The contact's `state` or `profile` row: the one a selector already joined in (its cache is set),
+    else read now."""
     descriptor = getattr(Contact, name)
     if descriptor.is_cached(contact):
         try:

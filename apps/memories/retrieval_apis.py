@@ -15,6 +15,7 @@ from apps.memories import scoring
 from apps.memories.context import context_assemble
 from apps.memories.models import MemoryProfile
 from apps.memories.retrieval import ScoredMemory, memory_entities, memory_search
+from apps.memories.selectors import contact_with_state_and_profile
 from apps.memories.services.access import access_record
 from apps.tenants.api import TenantAPIView
 from apps.tenants.models import ApiKey
@@ -91,7 +92,7 @@ class ContextGetApi(TenantAPIView):
         params = self.QuerySerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
         data = params.validated_data
-        contact = contact_get(tenant=self.tenant, external_id=contact_id, related=("state", "profile"))
+        contact = contact_with_state_and_profile(tenant=self.tenant, external_id=contact_id)
         conversation = None
         if data["conversation_id"]:
             conversation = Conversation.objects.filter(

@@ -2,8 +2,14 @@ from __future__ import annotations
 
 import hmac
 
-from apps.tenants.models import ApiKey
+from apps.core.rows import columns, fetch_row, instances
+from apps.tenants.models import ApiKey, Tenant
 from apps.tenants.services import hash_key, split_key
+
+_KEY_WITH_TENANT = (
+    f"SELECT {columns(ApiKey, 'k')}, {columns(Tenant, 't')} FROM {ApiKey._meta.db_table} k "
+    f"JOIN {Tenant._meta.db_table} t ON t.id = k.tenant_id WHERE k.prefix = %s"
+)
 
 
 def api_key_resolve(*, plaintext: str) -> ApiKey | None:
@@ -12,8 +18,13 @@ def api_key_resolve(*, plaintext: str) -> ApiKey | None:
     if parsed is None:
         return None
     prefix, full = parsed
-    api_key = ApiKey.objects.select_related("tenant").filter(prefix=prefix).first()
-    if api_key is None or api_key.revoked_at is not None or not api_key.tenant.is_active:
+    row = fetch_row(_KEY_WITH_TENANT, [prefix])  # every API request: one statement, no ORM compilation
+    if row is None:
+        return None
+    api_key, tenant = instances(row, [ApiKey, Tenant])
+    assert isinstance(api_key, ApiKey) and isinstance(tenant, Tenant)
+    api_key.tenant = tenant
+    if api_key.revoked_at is not None or not tenant.is_active:
         return None
     if not hmac.compare_digest(api_key.key_hash, hash_key(full)):
         return None

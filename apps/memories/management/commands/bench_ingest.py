@@ -9,10 +9,10 @@ from typing import Any
 
 import numpy as np
 from django.core.management.base import BaseCommand
-from django.test import override_settings
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from apps.memories.benchmarks import as_in_production
 from apps.memories.benchmarks.corpus import messages
 from apps.tenants.services import api_key_create, tenant_create
 
@@ -30,7 +30,7 @@ class Command(BaseCommand):
         try:
             client = APIClient()
             client.credentials(HTTP_AUTHORIZATION=f"Bearer {api_key_create(tenant=tenant, name='bench').plaintext}")
-            with override_settings(ALLOWED_HOSTS=["*"]):
+            with as_in_production():
                 self._single(client, options["messages"])
                 self._batch(client, options["batch"])
         finally:

@@ -24,12 +24,12 @@ from typing import Any
 import numpy as np
 from django.core.management.base import BaseCommand
 from django.db import connection
-from django.test import override_settings
 from django.utils import timezone
 from rest_framework.test import APIClient
 from tqdm import tqdm
 
 from apps.contacts.models import Contact, ContactState
+from apps.memories.benchmarks import as_in_production
 from apps.memories.benchmarks.corpus import QUERIES, memory_texts
 from apps.memories.embeddings import content_hash, get_embedder
 from apps.memories.models import Memory
@@ -72,7 +72,7 @@ class Command(BaseCommand):
                     cursor.execute("ANALYZE memories_memory")
                 for contact_id in (heavy.pk, None):
                     scope_lexicon_refresh(tenant_id=tenant.pk, contact_id=contact_id)
-                with override_settings(ALLOWED_HOSTS=["*"]):
+                with as_in_production():
                     context = self._measure(
                         client, options["requests"], lambda q: client.get("/api/v1/context/heavy", {"query": q})
                     )

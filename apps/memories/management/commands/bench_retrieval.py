@@ -24,6 +24,7 @@ from django.utils import timezone
 from tqdm import tqdm
 
 from apps.contacts.models import Contact
+from apps.memories.benchmarks import as_in_production
 from apps.memories.embeddings import get_embedder
 from apps.memories.retrieval import memory_search
 from apps.memories.services.ingest import IngestItem, ingest_messages
@@ -105,35 +106,36 @@ class Command(BaseCommand):
         turns_total = 0
         tenants: list[Tenant] = []
         try:
-            for sample in tqdm(data, desc="conversations", unit="conv", file=self.stdout):
-                tenant = tenant_create(
-                    name=f"bench locomo {sample['sample_id']} {run}", slug=f"bench-{sample['sample_id']}-{run}"
-                )
-                tenants.append(tenant)
-                items, _, formatted = self._items(sample)
-                turns_total += len(items)
-                started = time.perf_counter()
-                for start in range(0, len(items), BATCH):
-                    ingest_messages(tenant=tenant, items=items[start : start + BATCH], actor="bench")
-                ingest_seconds += time.perf_counter() - started
-                contact = Contact.objects.get(tenant=tenant, external_id=sample["sample_id"])
-                turn_ids = [item.message_id or "" for item in items]
-                turn_vectors = get_embedder().embed_batch(formatted) if options["baseline"] == "cosine" else None
-                for qa in sample["qa"]:
-                    evidence = evidence_ids(qa.get("evidence", []))
-                    category = int(qa["category"])
-                    began = time.perf_counter()
-                    result = memory_search(tenant=tenant, contact=contact, query=str(qa["question"]), top_k=50)
-                    latencies.append((time.perf_counter() - began) * 1000)
-                    ranked = self._ranked_turns(result.results)
-                    for k in KS:
-                        engram[f"R@{k}"][category].append(recall_at(ranked, evidence, k))
-                    if turn_vectors is not None:
-                        query_vector = get_embedder().embed_batch([str(qa["question"])])[0]
-                        order = np.argsort(-(turn_vectors @ query_vector))[:50]
-                        ranked_baseline = [turn_ids[index] for index in order]
+            with as_in_production():  # ingest and search as production runs them
+                for sample in tqdm(data, desc="conversations", unit="conv", file=self.stdout):
+                    tenant = tenant_create(
+                        name=f"bench locomo {sample['sample_id']} {run}", slug=f"bench-{sample['sample_id']}-{run}"
+                    )
+                    tenants.append(tenant)
+                    items, _, formatted = self._items(sample)
+                    turns_total += len(items)
+                    started = time.perf_counter()
+                    for start in range(0, len(items), BATCH):
+                        ingest_messages(tenant=tenant, items=items[start : start + BATCH], actor="bench")
+                    ingest_seconds += time.perf_counter() - started
+                    contact = Contact.objects.get(tenant=tenant, external_id=sample["sample_id"])
+                    turn_ids = [item.message_id or "" for item in items]
+                    turn_vectors = get_embedder().embed_batch(formatted) if options["baseline"] == "cosine" else None
+                    for qa in sample["qa"]:
+                        evidence = evidence_ids(qa.get("evidence", []))
+                        category = int(qa["category"])
+                        began = time.perf_counter()
+                        result = memory_search(tenant=tenant, contact=contact, query=str(qa["question"]), top_k=50)
+                        latencies.append((time.perf_counter() - began) * 1000)
+                        ranked = self._ranked_turns(result.results)
                         for k in KS:
-                            baseline[f"R@{k}"][category].append(recall_at(ranked_baseline, evidence, k))
+                            engram[f"R@{k}"][category].append(recall_at(ranked, evidence, k))
+                        if turn_vectors is not None:
+                            query_vector = get_embedder().embed_batch([str(qa["question"])])[0]
+                            order = np.argsort(-(turn_vectors @ query_vector))[:50]
+                            ranked_baseline = [turn_ids[index] for index in order]
+                            for k in KS:
+                                baseline[f"R@{k}"][category].append(recall_at(ranked_baseline, evidence, k))
         finally:
             if not options["keep"]:
                 for tenant in tenants:
