@@ -58,7 +58,6 @@ ENTITY_CANDIDATES = 50
 # keyword candidates: the query's rarest lexemes, as many as match at most this many memories together
 # (ranking a match is a heap visit; a word in thousands of memories tells little and its IDF is low)
 KEYWORD_ROW_BUDGET = 1500
-DF_CAP = 5000  # exact document frequencies (no lexicon yet) are counted up to this; beyond it IDF barely moves
 # An entity named in the query that is linked to more than a quarter of a scope of 40+ memories (or to
 # UBIQUITY_LINK_CAP of them, where counting stops) is ignored like a stop word: the contact's own name, the
 # two speakers of a long chat.
@@ -265,28 +264,20 @@ def _scope_stats(scope: _Scope, lexemes: list[str]) -> _Stats:
             search_df=lexicon.search_df,
             context_df=lexicon.context_df,
         )
+    # one scan of the scope (already needed for its size and average lengths) counts every lexeme too: a
+    # plain aggregate, cheap to plan, where a GIN count per lexeme cost ~1 ms of planning alone
     scope_sql, params = scope.sql()
-    unowned_sql, _ = scope.sql(owner=False)
-    quoted = _quoted(lexemes)
-    params |= {f"lexeme_{index}": lexeme for index, lexeme in enumerate(quoted)}
-    selects = ["totals.total", "totals.search_length", "totals.context_length"]
-    # each count uses a GIN index and stops at DF_CAP rows
-    selects += [
-        f"(SELECT count(*) FROM (SELECT 1 FROM memories_memory m WHERE {unowned_sql} "
-        f"AND {scope.matching(f'%(lexeme_{index})s::tsquery')} LIMIT {DF_CAP}) capped)"
-        for index in range(len(quoted))
-    ]
-    selects += [
-        f"(SELECT count(*) FROM (SELECT 1 FROM memories_memory m WHERE {scope_sql} "
-        f"AND m.context_vector @@ %(lexeme_{index})s::tsquery LIMIT {DF_CAP}) capped)"
-        for index in range(len(quoted))
+    params |= {f"lexeme_{index}": lexeme for index, lexeme in enumerate(_quoted(lexemes))}
+    filters = [
+        f"count(*) FILTER (WHERE m.{column} @@ %(lexeme_{index})s::tsquery)"
+        for column in ("search_vector", "context_vector")
+        for index in range(len(lexemes))
     ]
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT " + ", ".join(selects) + " FROM (SELECT count(*) AS total, "
-            "coalesce(avg(length(m.search_vector)), 0) AS search_length, "
-            "coalesce(avg(length(m.context_vector)), 0) AS context_length "
-            f"FROM memories_memory m WHERE {scope_sql}) totals",
+            "SELECT count(*), coalesce(avg(length(m.search_vector)), 0), coalesce(avg(length(m.context_vector)), 0)"
+            + "".join(f", {count}" for count in filters)
+            + f" FROM memories_memory m WHERE {scope_sql}",
             params,
         )
         row = cursor.fetchone()

@@ -98,6 +98,36 @@ def test_access_restarts_the_decay_clock(tenant, contact):
     assert episode.importance == 0.42
 
 
+def test_accesses_are_counted_once_each_with_the_latest_time(tenant, contact):
+    from apps.core.redis import get_redis
+    from apps.memories.services import access
+
+    first = make(tenant, contact, "Plays the violin", "fact", importance=0.7, rate=0.003)
+    second = make(tenant, contact, "Lives in Pune", "fact", importance=0.7, rate=0.003)
+    access.access_record(memory_ids=[first.pk, second.pk], at=T0 + timedelta(days=1))
+    access.access_record(memory_ids=[first.pk], at=T0 + timedelta(days=3))
+    access.access_record(memory_ids=[first.pk], at=T0 + timedelta(days=2))
+    redis = get_redis()
+    assert redis.llen(access.LOG_KEY) == 3  # one entry per retrieval, whatever its size
+    # a flush that died after taking the list: the next one finishes it, and new accesses wait their turn
+    redis.rename(access.LOG_KEY, access.FLUSHING_KEY)
+    access.access_record(memory_ids=[second.pk], at=T0 + timedelta(days=4))
+    lock = redis.lock(access.FLUSH_LOCK_KEY, timeout=60)
+    assert lock.acquire(blocking=False)
+    assert access.access_flush() == 0  # another flush holds the lock: nothing is counted twice
+    lock.release()
+    assert access.access_flush() == 2
+    first.refresh_from_db()
+    second.refresh_from_db()
+    assert (first.access_count, first.accessed_at) == (3, T0 + timedelta(days=3))
+    assert (second.access_count, second.accessed_at) == (1, T0 + timedelta(days=1))
+    assert access.access_flush() == 1  # the access recorded meanwhile
+    second.refresh_from_db()
+    assert (second.access_count, second.accessed_at) == (2, T0 + timedelta(days=4))
+    assert access.access_flush() == 0
+    assert not redis.exists(access.LOG_KEY, access.FLUSHING_KEY)
+
+
 def test_prune_only_faded_and_idle(tenant, contact):
     now = T0 + timedelta(days=100)
     faded = make(tenant, contact, "Said hi once", "episode", importance=0.05, at=now - timedelta(days=31))

@@ -1,25 +1,31 @@
 """Access statistics, recorded off the request path.
 
-A retrieval adds its memory ids to two Redis hashes (one pipeline, O(returned)); a beat task folds them
-into PostgreSQL every 30 s with one UPDATE … FROM (VALUES …). An access also restarts the decay clock:
-`base_importance` takes the current importance and `accessed_at` moves forward.
+A retrieval appends one entry to a Redis list — its time and the ids it returned, a single RPUSH whatever
+the number of memories; a beat task folds the list into PostgreSQL every 30 s with one UPDATE … FROM
+(VALUES …) per batch: the count of accesses and the latest access of each memory. An access also restarts
+the decay clock: `base_importance` takes the current importance and `accessed_at` moves forward.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Iterable
 from datetime import datetime
 
+import redis
 from django.db import connection
+from redis.exceptions import LockError, ResponseError
 
 from apps.core.redis import RedisError, get_redis
 from apps.memories.services.decay import decayed_importance_sql
 
 logger = logging.getLogger(__name__)
 
-COUNTS_KEY = "engram:access:counts"
-LAST_KEY = "engram:access:last"
+LOG_KEY = "engram:access:log"
+FLUSHING_KEY = f"{LOG_KEY}:flushing"
+FLUSH_LOCK_KEY = f"{LOG_KEY}:lock"
+FLUSH_LOCK_SECONDS = 300
 FLUSH_BATCH = 5000
 
 
@@ -27,37 +33,47 @@ def access_record(*, memory_ids: Iterable[object], at: datetime) -> None:
     ids = [str(memory_id) for memory_id in memory_ids]
     if not ids:
         return
-    timestamp = at.timestamp()
     try:
-        pipe = get_redis().pipeline(transaction=False)
-        for memory_id in ids:
-            pipe.hincrby(COUNTS_KEY, memory_id, 1)
-            pipe.hset(LAST_KEY, memory_id, timestamp)
-        pipe.execute()
+        get_redis().rpush(LOG_KEY, f"{at.timestamp()} {','.join(ids)}")
     except RedisError:
         logger.warning("Redis unavailable: recording %d accesses directly in PostgreSQL", len(ids))
-        _apply([(memory_id, 1, timestamp) for memory_id in ids])
+        _apply([(memory_id, 1, at.timestamp()) for memory_id in ids])
 
 
 def access_flush() -> int:
-    """Fold pending access counts into PostgreSQL. Returns the number of memories updated."""
+    """Fold pending accesses into PostgreSQL. Returns the number of memories updated (0 when another flush
+    is running: one at a time, so no entry is counted twice)."""
     redis_client = get_redis()
-    processing_counts, processing_last = f"{COUNTS_KEY}:flushing", f"{LAST_KEY}:flushing"
-    # a previous flush that died mid-way left its keys: finish those first (nothing is lost or double-counted)
-    if not redis_client.exists(processing_counts):
-        if not redis_client.exists(COUNTS_KEY):
+    lock = redis_client.lock(FLUSH_LOCK_KEY, timeout=FLUSH_LOCK_SECONDS, blocking=False)
+    if not lock.acquire():
+        return 0
+    try:
+        return _flush(redis_client)
+    finally:
+        with contextlib.suppress(LockError):  # expired meanwhile: nothing left to release
+            lock.release()
+
+
+def _flush(redis_client: redis.Redis) -> int:
+    # a previous flush that died mid-way left its list: finish that first (nothing is lost or double-counted)
+    if not redis_client.exists(FLUSHING_KEY):
+        try:
+            redis_client.rename(LOG_KEY, FLUSHING_KEY)  # new accesses go to a fresh list meanwhile
+        except ResponseError:  # no such key: nothing pending
             return 0
-        pipe = redis_client.pipeline(transaction=True)
-        pipe.rename(COUNTS_KEY, processing_counts)
-        pipe.rename(LAST_KEY, processing_last)
-        pipe.execute()
-    counts = redis_client.hgetall(processing_counts)
-    last = redis_client.hgetall(processing_last)
-    rows = [(str(memory_id), int(count), float(last.get(memory_id, 0))) for memory_id, count in counts.items()]
+    counts: dict[str, int] = {}
+    latest: dict[str, float] = {}
+    for raw in redis_client.lrange(FLUSHING_KEY, 0, -1):
+        entry = raw.decode() if isinstance(raw, bytes) else str(raw)
+        timestamp, _, ids = entry.partition(" ")
+        for memory_id in ids.split(","):
+            counts[memory_id] = counts.get(memory_id, 0) + 1
+            latest[memory_id] = max(latest.get(memory_id, 0.0), float(timestamp))
+    rows = [(memory_id, count, latest[memory_id]) for memory_id, count in counts.items()]
     updated = 0
     for start in range(0, len(rows), FLUSH_BATCH):
         updated += _apply(rows[start : start + FLUSH_BATCH])
-    redis_client.delete(processing_counts, processing_last)
+    redis_client.delete(FLUSHING_KEY)
     return updated
 
 
