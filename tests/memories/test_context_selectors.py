@@ -61,3 +61,23 @@ def test_api_key_comes_with_its_tenant_in_one_statement(tenant, django_assert_nu
     api_key.revoked_at = timezone.now()
     api_key.save(update_fields=["revoked_at"])
     assert api_key_resolve(plaintext=api_key.plaintext) is None
+
+
+def test_get_context_reads_in_a_fixed_number_of_statements(api, tenant, monkeypatch, django_assert_num_queries):
+    """API key, contact + state + profile, query terms, scope statistics, candidates, entities of the kept
+    memories: six statements, however many memories the scope holds; five once the scope has a lexicon."""
+    from apps.memories import retrieval
+    from apps.memories.services import lexicon
+    from tests.memories.test_lexicon import bulk, corpus
+
+    contact = ContactFactory(tenant=tenant, external_id="wa:9")
+    ContactState.objects.create(contact=contact, tenant=tenant, relationship_stage="deep")
+    bulk(tenant, contact, corpus(60))
+    with django_assert_num_queries(6):
+        body = api.get("/api/v1/context/wa:9", {"query": "tomato invoice"}).json()
+    assert body["memories"]
+    monkeypatch.setattr(lexicon, "LEXICON_FROM", 20)
+    monkeypatch.setattr(retrieval, "LEXICON_FROM", 20)
+    lexicon.scope_lexicon_refresh(tenant_id=tenant.pk, contact_id=contact.pk)
+    with django_assert_num_queries(5):
+        assert api.get("/api/v1/context/wa:9", {"query": "piano lesson"}).json()["memories"]

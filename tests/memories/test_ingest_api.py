@@ -350,6 +350,22 @@ def test_an_episode_is_indexed_with_its_date_and_linked_to_its_speaker(api, tena
     assert [entity.key for entity in episode.entities.all()] == ["person:caroline"]
 
 
+def test_an_episode_is_also_indexed_with_the_days_it_names(api, tenant):
+    body = {
+        "contact_id": "c",
+        "conversation_id": "v",
+        "message": "By the way, yesterday I went bowling and got 2 strikes. I love bowling!",
+        "role": "user",
+        "message_id": "d1",
+        "occurred_at": "2022-03-17T09:00:00Z",
+    }
+    assert api.post("/api/v1/ingest", body, format="json").status_code == 202
+    episode = Memory.objects.get(tenant=tenant, memory_type="episode")
+    assert episode.index_terms == "17 March 2022 16 March 2022"
+    # "what did he do on March 16?" matches the day the bowling happened, not only the day it was told
+    assert Memory.objects.filter(pk=episode.pk, search_vector="16 march 2022").exists()
+
+
 def test_reembed_keeps_the_episode_date_in_the_embedding(api, tenant):
     from apps.memories.embeddings import get_embedder
     from apps.memories.services.reembed import reembed

@@ -28,7 +28,8 @@ from apps.core.exceptions import ApplicationError
 from apps.memories import scoring
 from apps.memories.embeddings import get_embedder
 from apps.memories.extraction import ExtractedEntity, extract, salience, slugify
-from apps.memories.models import ContextEvent
+from apps.memories.extraction.dates import format_day, mentioned_dates
+from apps.memories.models import ContextEvent, Memory
 from apps.memories.services.scheduling import consolidation_schedule
 from apps.memories.services.writing import (
     Candidate,
@@ -137,9 +138,7 @@ def _candidates_for_message(
                 entities=_with(item.entities, speaker_entity),
                 metadata={"speaker": speaker} if speaker else {},
                 source_session_id=session_id,
-                index_terms=f"{occurred_at.day} {occurred_at:%B %Y}"
-                if item.memory_type == "episode" and occurred_at
-                else "",
+                index_terms=_episode_dates(text, occurred_at) if item.memory_type == "episode" and occurred_at else "",
             )
         )
     if candidates and extraction.entities:
@@ -149,6 +148,16 @@ def _candidates_for_message(
             episode = candidates[episode_index]
             candidates[episode_index] = replace(episode, entities=_with(extraction.entities, speaker_entity))
     return candidates
+
+
+def _episode_dates(text: str, occurred_at: datetime) -> str:
+    """An episode's index terms: the day it was said and the days it names ('yesterday' → the day before)."""
+    said_on = occurred_at.date()
+    terms = format_day(said_on)
+    for term in mentioned_dates(text, said_on):
+        if len(terms) + 1 + len(term) <= Memory._meta.get_field("index_terms").max_length:
+            terms = f"{terms} {term}"
+    return terms
 
 
 def _speaker_entity(speaker: str) -> ExtractedEntity | None:

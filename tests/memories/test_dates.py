@@ -1,0 +1,50 @@
+"""Relative dates resolved against the day a message was said (apps/memories/extraction/dates.py)."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from apps.memories.extraction.dates import format_day, mentioned_dates
+
+THURSDAY = date(2022, 3, 17)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("By the way, yesterday I went bowling and got 2 strikes", ["16 March 2022"]),
+        ("Watched the whole trilogy last night!", ["16 March 2022"]),
+        ("The day before yesterday my cat got lost", ["15 March 2022"]),
+        ("My dad passed away two days ago", ["15 March 2022"]),
+        ("I got back 3 days ago", ["14 March 2022"]),
+        ("a couple of days ago we met", ["15 March 2022"]),
+        ("I printed it last Friday", ["11 March 2022"]),
+        ("last Thursday was rough", ["10 March 2022"]),  # said on a Thursday: the one before
+        ("this past Sunday we hiked", ["13 March 2022"]),
+        ("The recital is next Monday", ["21 March 2022"]),
+        ("The opening night is tomorrow", ["18 March 2022"]),
+        ("Last weekend we went camping", ["12 March 2022", "13 March 2022"]),
+        ("I started a new job last month", ["February 2022"]),
+        ("We moved here last year", ["2021"]),
+        ("Yesterday was fun and tomorrow will be too", ["16 March 2022", "18 March 2022"]),
+        ("I'm going there today", []),  # the day it was said is indexed anyway
+        ("Last week I went on a trip", []),  # no day, month or year named
+        ("I have been busy recently", []),
+        ("yesterdays are gone", []),
+    ],
+)
+def test_relative_dates_are_resolved_against_the_day_said(text, expected):
+    assert mentioned_dates(text, THURSDAY) == expected
+
+
+def test_month_and_year_boundaries():
+    assert mentioned_dates("yesterday", date(2022, 3, 1)) == ["28 February 2022"]
+    assert mentioned_dates("last month", date(2023, 1, 10)) == ["December 2022"]
+    assert mentioned_dates("tomorrow", date(2022, 12, 31)) == ["1 January 2023"]
+    assert mentioned_dates("last weekend", date(2022, 3, 20)) == ["12 March 2022", "13 March 2022"]  # a Sunday
+
+
+def test_days_are_written_as_people_write_them():
+    assert format_day(date(2023, 5, 8)) == "8 May 2023"
