@@ -193,11 +193,11 @@ class _Scope:
         params["scope_token"] = scope_token(tenant_id=self.tenant.pk, contact_id=self.contact_id)
         return sql, params
 
-    def matching(self, tsquery: str, alias: str = "m") -> str:
-        """`alias` belongs to this scope and its words match `tsquery` (SQL of a tsquery): one scan of the
+    def matching(self, tsquery: str) -> str:
+        """Memory `m` belongs to this scope and its words match `tsquery` (SQL of a tsquery): one scan of the
         scoped full-text index, the scope's own token (`%(scope_token)s`, in `sql()`'s parameters) AND-ed
         with the words."""
-        return f"{SCOPED_SEARCH_SQL.format(alias=alias + '.')} @@ (%(scope_token)s::tsquery && {tsquery})"
+        return f"{SCOPED_SEARCH_SQL.format(alias='m.')} @@ (%(scope_token)s::tsquery && {tsquery})"
 
 
 @dataclass(frozen=True)

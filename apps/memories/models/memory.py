@@ -13,6 +13,7 @@ from apps.entities.models import Entity
 from apps.tenants.models import Tenant
 
 EMBEDDING_DIMENSIONS = 384
+INDEX_TERMS_LENGTH = 120
 
 # A memory's words together with one token naming its scope ('scope <contact id>', or 'scope tenant
 # <tenant id>' for the brain): the keyword search asks `'scope …' & (word | word …)`, so GIN intersects the
@@ -55,7 +56,7 @@ class Memory(UUIDModel):
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
     embedding_model = models.CharField(max_length=100, blank=True, default="")
     index_terms = models.CharField(
-        max_length=120,
+        max_length=INDEX_TERMS_LENGTH,
         blank=True,
         default="",
         help_text="Words indexed and embedded with the content (an episode's date: '8 May 2023').",

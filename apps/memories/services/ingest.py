@@ -29,7 +29,8 @@ from apps.memories import scoring
 from apps.memories.embeddings import get_embedder
 from apps.memories.extraction import ExtractedEntity, extract, salience, slugify
 from apps.memories.extraction.dates import format_day, mentioned_dates
-from apps.memories.models import ContextEvent, Memory
+from apps.memories.models import ContextEvent
+from apps.memories.models.memory import INDEX_TERMS_LENGTH
 from apps.memories.services.scheduling import consolidation_schedule
 from apps.memories.services.writing import (
     Candidate,
@@ -155,7 +156,7 @@ def _episode_dates(text: str, occurred_at: datetime) -> str:
     said_on = occurred_at.date()
     terms = format_day(said_on)
     for term in mentioned_dates(text, said_on):
-        if len(terms) + 1 + len(term) <= Memory._meta.get_field("index_terms").max_length:
+        if len(terms) + 1 + len(term) <= INDEX_TERMS_LENGTH:
             terms = f"{terms} {term}"
     return terms
 

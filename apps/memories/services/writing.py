@@ -23,6 +23,7 @@ from apps.entities.services import EntityLike, entity_upsert_many
 from apps.memories import scoring
 from apps.memories.embeddings import content_hash, get_embedder, memory_text
 from apps.memories.models import Memory, MemoryEntity, MemoryRevision
+from apps.memories.models.memory import INDEX_TERMS_LENGTH
 from apps.memories.services.revisions import memory_snapshot, revision_record
 from apps.tenants.models import Tenant
 
@@ -360,7 +361,7 @@ def _write_one(
         occurred_at=occurred_at,
         valid_from=occurred_at,
         slot=candidate.slot[:120],
-        index_terms=candidate.index_terms[:120],
+        index_terms=candidate.index_terms[:INDEX_TERMS_LENGTH],
         source_session_id=candidate.source_session_id[:255],
         is_pinned=candidate.is_pinned,
         expires_at=candidate.expires_at,
