@@ -95,13 +95,6 @@ def render_context_text(
     return "\n".join(parts)
 
 
-def memory_budget(*, state: dict[str, Any], token_budget: int | None) -> int:
-    """Tokens of memory the context may hold: `token_budget` when given, else the relationship stage's."""
-    if token_budget is not None:
-        return token_budget
-    return STAGE_MEMORY_BUDGETS.get(state.get("relationshipStage", "new"), 0)
-
-
 def context_assemble(
     *,
     tenant: Tenant,
@@ -115,7 +108,8 @@ def context_assemble(
     now: datetime | None = None,
 ) -> ContextBundle:
     now = now or timezone.now()
-    budget = memory_budget(state=state, token_budget=token_budget)
+    stage = state.get("relationshipStage", "new")
+    budget = token_budget if token_budget is not None else STAGE_MEMORY_BUDGETS.get(stage, 0)
     scored: list[ScoredMemory] = []
     if budget > 0:
         scored = memory_search(tenant=tenant, contact=contact, query=query, top_k=CONTEXT_CANDIDATES, now=now).results
