@@ -2,11 +2,15 @@
 
 Pure functions over per-candidate features (no ORM). Tuned and ablated on LoCoMo (docs/retrieval.md):
 
-    composite = 0.7·cos′ + 0.4·bm25′ + 0.5·context_bm25′ + 1.0·session′ + 1.0·length − 0.2·is_question
+    composite = 0.7·cos′ + 0.4·context_cos′ + 0.4·bm25′ + 0.5·context_bm25′ + 1.0·session′ + 1.0·length
+                − 0.2·is_question
     similarity = min-max(composite) over the candidates, in [0, 1]
 
 ′ = min-max normalised over the candidates of this query.
 - cos: cosine between the query and the memory embedding (semantic match);
+- context_cos: cosine between the query and the memory's context embedding (the turn before and the memory
+  embedded together: "They're a real support" is about family after "my family helped me through"); the
+  plain cosine for a memory without one;
 - bm25: BM25 over the memory's own lexemes (exact words, names, numbers);
 - context_bm25: BM25 over the lexemes of the memory's neighbouring turns (questions often match the
   turn before or after the one that answers them);
@@ -22,13 +26,22 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-WEIGHTS = {"cosine": 0.7, "bm25": 0.4, "context": 0.5, "session": 1.0, "length": 1.0, "question": -0.2}
+WEIGHTS = {
+    "cosine": 0.7,
+    "context_cosine": 0.4,
+    "bm25": 0.4,
+    "context": 0.5,
+    "session": 1.0,
+    "length": 1.0,
+    "question": -0.2,
+}
 LENGTH_SATURATION = 40
 
 
 @dataclass(frozen=True)
 class Features:
     cosine: float
+    context_cosine: float
     bm25: float
     context_bm25: float
     session: str  # "" when the memory belongs to no conversation
@@ -54,6 +67,7 @@ def similarities(features: Sequence[Features]) -> list[float]:
     if not features:
         return []
     cosine = min_max([item.cosine for item in features])
+    context_cosine = min_max([item.context_cosine for item in features])
     bm25 = min_max([item.bm25 for item in features])
     context = min_max([item.context_bm25 for item in features])
     base = [0.5 * b + 0.5 * c for b, c in zip(bm25, cosine, strict=True)]
@@ -64,6 +78,7 @@ def similarities(features: Sequence[Features]) -> list[float]:
     session = min_max([best_in_session[item.session or f"#{id(item)}"] for item in features])
     composite = [
         WEIGHTS["cosine"] * cosine[index]
+        + WEIGHTS["context_cosine"] * context_cosine[index]
         + WEIGHTS["bm25"] * bm25[index]
         + WEIGHTS["context"] * context[index]
         + WEIGHTS["session"] * session[index]

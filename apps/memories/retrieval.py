@@ -115,6 +115,7 @@ class ScoredMemory:
     bm25: float
     found_by: tuple[str, ...]  # "vector", "keyword", "entity", "neighbour" (or "importance" with no query)
     matched_entities: tuple[str, ...] = ()
+    context_cosine: float = 0.0
 
     def explain(self) -> dict[str, Any]:
         return {
@@ -126,6 +127,7 @@ class ScoredMemory:
                 "entity_match": self.signals.entity_match,
             },
             "cosine": round(self.cosine, 4),
+            "context_cosine": round(self.context_cosine, 4),
             "bm25": round(self.bm25, 4),
             "found_by": list(self.found_by),
             "matched_entities": list(self.matched_entities),
@@ -371,6 +373,7 @@ class _Candidate:
     session: str
     is_question: bool
     cosine: float
+    context_cosine: float
     search_length: int
     bm25: float
     context_bm25: float
@@ -457,7 +460,9 @@ def _candidates(
         "candidate AS (SELECT id, found FROM seed UNION ALL "
         f"SELECT DISTINCT id, {_SOURCE_BITS['neighbour']} FROM neighbour WHERE id NOT IN (SELECT id FROM seed)) "
         f"SELECT {_MEMORY_COLUMNS}, k.found, m.source_session_id, right(rtrim(m.content), 1) = '?', "
-        "coalesce(1 - (m.embedding <=> %(vector)s::vector), 0), coalesce(length(m.search_vector), 0), "
+        "coalesce(1 - (m.embedding <=> %(vector)s::vector), 0), "
+        "coalesce(1 - (m.context_embedding <=> %(vector)s::vector), 1 - (m.embedding <=> %(vector)s::vector), 0), "
+        "coalesce(length(m.search_vector), 0), "
         f"{search_bm25}, {context_bm25}, "
         "ARRAY(SELECT me.entity_id FROM memories_memoryentity me "
         "      WHERE me.memory_id = m.id AND me.entity_id = ANY(%(entity_ids)s::uuid[])) "
@@ -475,10 +480,11 @@ def _candidates(
             session=row[10],
             is_question=bool(row[11]),
             cosine=float(row[12]),
-            search_length=row[13],
-            bm25=float(row[14]),
-            context_bm25=float(row[15]),
-            matched_entity_ids=tuple(row[16]),
+            context_cosine=float(row[13]),
+            search_length=row[14],
+            bm25=float(row[15]),
+            context_bm25=float(row[16]),
+            matched_entity_ids=tuple(row[17]),
         )
         for row in rows
     ]
@@ -520,6 +526,7 @@ def memory_search(
         [
             relevance_rules.Features(
                 cosine=candidate.cosine,
+                context_cosine=candidate.context_cosine,
                 bm25=candidate.bm25,
                 context_bm25=candidate.context_bm25,
                 session=candidate.session,
@@ -548,6 +555,7 @@ def memory_search(
                 bm25=candidate.bm25,
                 found_by=candidate.found_by,
                 matched_entities=tuple(sorted(keys[entity_id] for entity_id in candidate.matched_entity_ids)),
+                context_cosine=candidate.context_cosine,
             )
         )
     scored.sort(key=_rank_key)

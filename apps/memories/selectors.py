@@ -1,9 +1,10 @@
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from django.contrib.postgres.search import SearchQuery
+from django.db import connection
 from django.db.models import Q, QuerySet
 
 from apps.contacts.models import Contact, ContactState
@@ -97,3 +98,22 @@ def contact_with_state_and_profile(*, tenant: Tenant, external_id: str) -> Conta
         else:  # known absent: reading it raises DoesNotExist without asking the database
             getattr(Contact, name).related.set_cached_value(contact, None)
     return contact
+
+
+def memory_turns_before(*, memory_ids: Sequence[Any]) -> dict[Any, tuple[str, str]]:
+    """For each memory that came from a conversation turn with a turn before it: that turn's
+    (speaker, content), found from the memory's first source message in the ledger. One statement."""
+    if not memory_ids:
+        return {}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT m.id, p.speaker, p.content FROM memories_memory m "
+            "JOIN conversations_message cur "
+            "  ON cur.tenant_id = m.tenant_id AND cur.external_id = m.source_message_ids[1] "
+            "CROSS JOIN LATERAL (SELECT p.speaker, p.content FROM conversations_message p "
+            "  WHERE p.conversation_id = cur.conversation_id AND (p.occurred_at, p.id) < (cur.occurred_at, cur.id) "
+            "  ORDER BY p.occurred_at DESC, p.id DESC LIMIT 1) p "
+            "WHERE m.id = ANY(%s::uuid[])",
+            [list(memory_ids)],
+        )
+        return {memory_id: (speaker, content) for memory_id, speaker, content in cursor.fetchall()}

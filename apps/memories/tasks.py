@@ -8,6 +8,7 @@ from django.utils import timezone
 from apps.memories.services import consolidation, periodic, processor, sessions
 from apps.memories.services.access import access_flush
 from apps.memories.services.scheduling import consolidation_release
+from apps.memories.services.writing import memories_context_embed
 from apps.tenants.models import Tenant
 
 
@@ -15,6 +16,11 @@ from apps.tenants.models import Tenant
 def consolidate_conversation_task(*, conversation_id: str) -> dict[str, int]:
     consolidation_release(conversation_id=conversation_id)
     return consolidation.conversation_consolidate(conversation_id=conversation_id)
+
+
+@shared_task(name="apps.memories.tasks.context_embed_task", acks_late=True, ignore_result=True)
+def context_embed_task(*, memory_ids: list[str]) -> int:
+    return memories_context_embed(memory_ids=memory_ids)
 
 
 @shared_task(name="apps.memories.tasks.extract_pending_events_task", acks_late=True)

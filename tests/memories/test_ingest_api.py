@@ -418,3 +418,94 @@ def test_an_episode_is_indexed_with_the_turns_around_it_stored_or_not(api, tenan
     api.post("/api/v1/ingest", body, format="json")
     context = Memory.objects.filter(pk=answer.pk).values_list("context_vector", flat=True).get()
     assert "zebra" not in context
+
+
+def _unit(vector):
+    return np.asarray(vector, dtype=np.float32)
+
+
+def _turns(api, turns, *, conversation="v"):
+    for message_id, speaker, text in turns:
+        body = {
+            "contact_id": "c",
+            "conversation_id": conversation,
+            "message": text,
+            "role": "user",
+            "message_id": message_id,
+            "speaker": speaker,
+            "occurred_at": "2023-05-08T13:56:00Z",
+        }
+        assert api.post("/api/v1/ingest", body, format="json").status_code == 202
+
+
+CONTEXT_TURNS = [
+    ("f1", "Melanie", "My family has been amazing, they helped me through a rough winter"),
+    ("f2", "Melanie", "They're a real support. I appreciate them a lot."),
+]
+
+
+def _context_expected(memory):
+    from apps.memories.embeddings import get_embedder
+
+    own = f"(8 May 2023) {memory.content}" if memory.index_terms else memory.content
+    return get_embedder().embed_batch([f"Melanie: {CONTEXT_TURNS[0][2]}\n{own}"])[0]
+
+
+def _context_embed(tenant):
+    """What the worker does after each ingest (context_embed_task; through a real worker in test_tasks_worker)."""
+    from apps.memories.services.writing import memories_context_embed
+
+    return memories_context_embed(memory_ids=list(Memory.objects.filter(tenant=tenant).values_list("pk", flat=True)))
+
+
+def test_a_turn_is_also_embedded_with_the_turn_before_it_after_the_response(api, tenant):
+    _turns(api, CONTEXT_TURNS)
+    first = Memory.objects.get(tenant=tenant, memory_type="episode", source_message_ids__contains=["f1"])
+    second = Memory.objects.get(tenant=tenant, memory_type="episode", source_message_ids__contains=["f2"])
+    assert second.context_embedding is None  # not on the request path
+    assert _context_embed(tenant) >= 1
+    first.refresh_from_db()
+    second.refresh_from_db()
+    assert first.context_embedding is None  # the conversation's first turn has no context
+    assert np.dot(_unit(second.context_embedding), _context_expected(second)) == pytest.approx(1.0, abs=1e-4)
+    # the own embedding stays the turn alone (what dedup and the vector index compare)
+    assert np.dot(_unit(second.embedding), _context_expected(second)) < 0.99
+    assert _context_embed(tenant) == 0  # done once
+
+
+def test_a_batch_turn_gets_the_turn_before_it_in_the_same_batch_as_context(api, tenant):
+    messages = [
+        {
+            "contact_id": "c",
+            "conversation_id": "v",
+            "message": text,
+            "role": "user",
+            "message_id": message_id,
+            "speaker": speaker,
+            "occurred_at": f"2023-05-08T13:56:0{index}Z",
+        }
+        for index, (message_id, speaker, text) in enumerate(CONTEXT_TURNS)
+    ]
+    assert api.post("/api/v1/ingest/batch", {"messages": messages}, format="json").status_code == 202
+    _context_embed(tenant)
+    second = Memory.objects.get(tenant=tenant, memory_type="episode", source_message_ids__contains=["f2"])
+    assert np.dot(_unit(second.context_embedding), _context_expected(second)) == pytest.approx(1.0, abs=1e-4)
+
+
+def test_reembed_and_edit_recompute_the_context_embedding_from_the_ledger(api, tenant):
+    from apps.memories.services.reembed import reembed
+
+    _turns(api, CONTEXT_TURNS)
+    second = Memory.objects.get(tenant=tenant, memory_type="episode", source_message_ids__contains=["f2"])
+    Memory.objects.filter(pk=second.pk).update(embedding_model="old")
+    reembed(tenant=tenant)
+    second.refresh_from_db()
+    assert np.dot(_unit(second.context_embedding), _context_expected(second)) == pytest.approx(1.0, abs=1e-4)
+
+    edited = "They are a real support to me, my whole family."
+    response = api.patch(f"/api/v1/memories/{second.pk}", {"content": edited}, format="json")
+    assert response.status_code == 200, response.content
+    second.refresh_from_db()
+    assert second.content == edited
+    assert np.dot(_unit(second.context_embedding), _context_expected(second)) == pytest.approx(1.0, abs=1e-4)
+    assert _context_embed(tenant) == 0  # a late worker run leaves the edited memory's context alone

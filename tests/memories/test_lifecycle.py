@@ -240,10 +240,13 @@ def test_session_compression_summarises_the_oldest_half(tenant):
 def test_near_duplicates_merge_keeps_the_more_specific(tenant, contact):
     vague = make(tenant, contact, "Likes spicy food", "preference", importance=0.7, rate=0.005)
     specific = make(tenant, contact, "Likes spicy food a lot", "preference", importance=0.75, rate=0.005)
+    context = [1.0] + [0.0] * 383  # the specific one's context embedding goes where its content goes
+    Memory.objects.filter(pk=specific.pk).update(context_embedding=context)
     assert near_duplicates_merge(tenant=tenant, contact=contact) == 1
     survivor = Memory.objects.get(tenant=tenant, valid_to__isnull=True)
     absorbed = Memory.objects.get(tenant=tenant, valid_to__isnull=False)
     assert survivor.content == "Likes spicy food a lot"
+    assert list(survivor.context_embedding) == context
     assert survivor.importance == 0.8  # max(0.7, 0.75) + 0.05
     assert absorbed.superseded_by_id == survivor.pk
     assert {vague.pk, specific.pk} == {survivor.pk, absorbed.pk}

@@ -8,7 +8,15 @@ from apps.memories.relevance import Features, length_prior, min_max, similaritie
 
 
 def features(**overrides):
-    base = {"cosine": 0.5, "bm25": 0.0, "context_bm25": 0.0, "session": "", "lexemes": 10, "is_question": False}
+    base = {
+        "cosine": 0.5,
+        "context_cosine": 0.5,
+        "bm25": 0.0,
+        "context_bm25": 0.0,
+        "session": "",
+        "lexemes": 10,
+        "is_question": False,
+    }
     return Features(**{**base, **overrides})
 
 
@@ -30,13 +38,22 @@ def test_similarity_is_one_for_the_best_and_zero_for_the_worst():
 
 def test_exact_composite_for_three_candidates():
     items = [
-        features(cosine=0.8, bm25=4.0, context_bm25=2.0, session="a", lexemes=40),
-        features(cosine=0.6, bm25=0.0, context_bm25=4.0, session="a", lexemes=40, is_question=True),
-        features(cosine=0.4, bm25=2.0, context_bm25=0.0, session="b", lexemes=40),
+        features(cosine=0.8, context_cosine=0.3, bm25=4.0, context_bm25=2.0, session="a", lexemes=40),
+        features(cosine=0.6, context_cosine=0.7, bm25=0.0, context_bm25=4.0, session="a", lexemes=40, is_question=True),
+        features(cosine=0.4, context_cosine=0.5, bm25=2.0, context_bm25=0.0, session="b", lexemes=40),
     ]
-    # cos′ = [1, .5, 0], bm25′ = [1, 0, .5], ctx′ = [.5, 1, 0]; base = [1, .25, .25] → session′ = [1, 1, 0]
-    # composite = [.7+.4+.25+1+1, .35+0+.5+1+1−.2, 0+.2+0+0+1] = [3.35, 2.65, 1.2]
-    assert similarities(items) == [1.0, round((2.65 - 1.2) / (3.35 - 1.2), 6), 0.0]
+    # cos′ = [1, .5, 0], context_cos′ = [0, 1, .5], bm25′ = [1, 0, .5], ctx′ = [.5, 1, 0];
+    # base = [1, .25, .25] → session′ = [1, 1, 0]
+    # composite = [.7+0+.4+.25+1+1, .35+.4+0+.5+1+1−.2, 0+.2+.2+0+0+1] = [3.35, 3.05, 1.4]
+    assert similarities(items) == [1.0, round((3.05 - 1.4) / (3.35 - 1.4), 6), 0.0]
+
+
+def test_the_context_cosine_lifts_a_turn_that_only_its_context_makes_relevant():
+    # equal own cosine ("They're a real support."), but one follows a turn about the family the query asks about
+    after_family, elsewhere = similarities(
+        [features(cosine=0.3, context_cosine=0.6, session="a"), features(cosine=0.3, context_cosine=0.3, session="b")]
+    )
+    assert after_family > elsewhere
 
 
 def test_a_lone_or_tied_candidate_is_fully_similar():

@@ -3,6 +3,7 @@ from __future__ import annotations
 import math
 from datetime import timedelta
 
+import numpy as np
 import pytest
 from django.utils import timezone
 
@@ -149,6 +150,24 @@ def test_bm25_is_computed_in_sql_with_the_formula_s_exact_numbers(tenant, contac
     assert by_content["kiln kiln fire"].bm25 == pytest.approx(1.2768, abs=1e-4)
     assert by_content["fire pit"].bm25 == 0.0
     assert by_content["garden"].bm25 == 0.0
+
+
+def test_context_cosine_is_the_query_against_the_context_embedding_else_the_own_cosine(tenant, contact):
+    from apps.memories.embeddings import get_embedder
+
+    bulk_memories(tenant, contact, ["They're a real support.", "We repainted the fence."])
+    embedder = get_embedder()
+    context = embedder.embed_batch(["Melanie: my family helped me through\nThey're a real support."])[0]
+    Memory.objects.filter(tenant=tenant, content="They're a real support.").update(context_embedding=context.tolist())
+    query = "How does Melanie feel about her family?"
+    results = memory_search(tenant=tenant, contact=contact, query=query, top_k=2).results
+    by_content = {item.memory.content: item for item in results}
+    vector = embedder.embed_batch([query])[0]
+    support, fence = by_content["They're a real support."], by_content["We repainted the fence."]
+    assert support.context_cosine == pytest.approx(float(np.dot(vector, context)), abs=1e-4)
+    assert support.context_cosine > support.cosine + 0.1  # the family turn before makes it about family
+    assert fence.context_cosine == pytest.approx(fence.cosine, abs=1e-9)  # no context: its own cosine
+    assert support.explain()["context_cosine"] == round(support.context_cosine, 4)
 
 
 def test_tenant_weight_override_changes_the_score(tenant, contact):

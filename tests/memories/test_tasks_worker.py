@@ -82,3 +82,30 @@ def test_killing_a_worker_mid_run_loses_nothing(api, tenant, fake_openai, test_d
         stop_celery_worker(worker)
     audit = ProfileAudit.objects.get()
     assert (audit.source, audit.scaffold_after) == ("llm", {"Work": "Infosys"})
+
+
+def test_the_worker_embeds_each_ingested_turn_with_the_turn_before_it(api, tenant, celery_worker_process):
+    from apps.memories.embeddings import get_embedder, memory_text
+    from apps.memories.models import Memory
+
+    turns = [
+        ("w1", "My family has been amazing, they helped me through a rough winter"),
+        ("w2", "They're a real support. I appreciate them a lot."),
+    ]
+    for message_id, text in turns:
+        body = {
+            "contact_id": "mel",
+            "conversation_id": "s1",
+            "message": text,
+            "role": "user",
+            "message_id": message_id,
+            "speaker": "Melanie",
+        }
+        assert api.post("/api/v1/ingest", body, format="json").status_code == 202
+    episode = Memory.objects.get(tenant=tenant, memory_type="episode", source_message_ids__contains=["w2"])
+    done = wait_until(lambda: Memory.objects.filter(pk=episode.pk, context_embedding__isnull=False).exists())
+    assert done, "the worker never computed the context embedding"
+    episode.refresh_from_db()
+    own = memory_text(content=episode.content, index_terms=episode.index_terms)
+    expected = get_embedder().embed_batch([f"Melanie: {turns[0][1]}\n{own}"])[0]
+    assert float(expected @ episode.context_embedding) == pytest.approx(1.0, abs=1e-4)

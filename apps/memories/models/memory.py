@@ -55,6 +55,10 @@ class Memory(UUIDModel):
     content_hash = models.CharField(max_length=64)
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
     embedding_model = models.CharField(max_length=100, blank=True, default="")
+    # the embedding of the turn before and this memory's text together (a contextual embedding): "They're
+    # a real support" says nothing alone, but after "my family helped me through" it is about family.
+    # Scored for candidates only (no index); null for a memory that came from no conversation turn.
+    context_embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
     index_terms = models.CharField(
         max_length=INDEX_TERMS_LENGTH,
         blank=True,

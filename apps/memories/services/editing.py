@@ -7,10 +7,10 @@ from django.utils import timezone
 
 from apps.core.exceptions import ApplicationError
 from apps.memories import scoring
-from apps.memories.embeddings import content_hash, get_embedder, memory_text
+from apps.memories.embeddings import content_hash, get_embedder
 from apps.memories.models import Memory, MemoryRevision
 from apps.memories.services.revisions import memory_snapshot, revision_record
-from apps.memories.services.writing import Candidate, MemoryChange, memories_write, memory_supersede
+from apps.memories.services.writing import Candidate, MemoryChange, memories_embed, memories_write, memory_supersede
 
 MAX_MEMORY_CHARS = 4000
 
@@ -47,13 +47,14 @@ def memory_edit(
         if content is not None:
             content = _validated_content(content)
             if content != memory.content:
-                embedder = get_embedder()
                 memory.content = content
                 memory.content_hash = content_hash(content)
-                text = memory_text(content=content, index_terms=memory.index_terms)
-                memory.embedding = embedder.embed_batch([text])[0].tolist()
-                memory.embedding_model = embedder.name
-                fields += ["content", "content_hash", "embedding", "embedding_model"]
+                vectors = memories_embed([memory])
+                memory.embedding = vectors.own[0].tolist()
+                context_vector = vectors.context[0]
+                memory.context_embedding = context_vector.tolist() if context_vector is not None else None
+                memory.embedding_model = get_embedder().name
+                fields += ["content", "content_hash", "embedding", "context_embedding", "embedding_model"]
         if importance is not None:
             if not 0.0 <= importance <= 1.0:
                 raise ApplicationError("importance must be between 0 and 1.", details={"importance": ["0..1"]})

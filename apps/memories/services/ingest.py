@@ -10,7 +10,7 @@ Guarantees:
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -22,6 +22,7 @@ from django.utils import timezone
 from apps.contacts.models import Contact
 from apps.contacts.services import contact_get_or_create, contact_state_update
 from apps.conversations.models import Conversation, Message
+from apps.conversations.selectors import message_turns_before
 from apps.conversations.services import conversation_get_or_create, message_append
 from apps.conversations.window import window_append
 from apps.core.exceptions import ApplicationError
@@ -31,7 +32,7 @@ from apps.memories.extraction import ExtractedEntity, extract, salience, slugify
 from apps.memories.extraction.dates import format_day, mentioned_dates
 from apps.memories.models import ContextEvent
 from apps.memories.models.memory import INDEX_TERMS_LENGTH
-from apps.memories.services.scheduling import consolidation_schedule
+from apps.memories.services.scheduling import consolidation_schedule, context_embedding_schedule
 from apps.memories.services.writing import (
     Candidate,
     MemoryChange,
@@ -172,11 +173,20 @@ def _with(entities: Sequence[ExtractedEntity], extra: ExtractedEntity | None) ->
     return (*entities, extra)
 
 
-def _candidates_for_event(event: ContextEvent) -> list[Candidate]:
+@dataclass(frozen=True)
+class _Plan:
+    """What an event will write, before anything is embedded or written."""
+
+    candidates: list[Candidate]
+    turns_before: list[Message]  # a message's two turns before it in its conversation, newest first
+
+
+def _plan(event: ContextEvent) -> _Plan:
     is_tenant_scope = event.contact_id is None
     if event.event_type == ContextEvent.TYPE_MESSAGE:
         assert event.message is not None
-        return _candidates_for_message(
+        before = message_turns_before(message=event.message, count=2)
+        candidates = _candidates_for_message(
             text=event.content,
             role=event.message.role,
             speaker=event.message.speaker,
@@ -184,7 +194,8 @@ def _candidates_for_event(event: ContextEvent) -> list[Candidate]:
             session_id=str((event.source_metadata or {}).get("conversation_id", "")),
             occurred_at=event.message.occurred_at,
         )
-    return _candidates_for_observation(event)
+        return _Plan(candidates=candidates, turns_before=before)
+    return _Plan(candidates=_candidates_for_observation(event), turns_before=[])
 
 
 OBSERVATION_TYPES = {
@@ -223,22 +234,24 @@ def event_extract(
     *,
     event: ContextEvent,
     actor: str,
+    plan: _Plan | None = None,
     vectors: np.ndarray | None = None,
     now: datetime | None = None,
     samples: dict[Any, Any] | None = None,
 ) -> list[dict[str, Any]]:
-    """Run inline extraction for one event and record what it did. Safe to call again after a failure:
-    an event already extracted returns its recorded result."""
+    """Run inline extraction for one event and record what it did (a batch passes the event's `plan` and
+    its candidates' `vectors`, made for the whole batch at once). Safe to call again after a failure: an
+    event already extracted returns its recorded result."""
     if event.extracted_at is not None:
         return list(event.result.get("memories", []))
-    candidates = _candidates_for_event(event)
+    plan = plan or _plan(event)
     occurred_at = event.message.occurred_at if event.message is not None else event.created_at
     source_message_ids = [event.message.external_id] if event.message is not None else []
     with transaction.atomic():
         changes = memories_write(
             tenant=event.tenant,
             contact=event.contact,
-            candidates=candidates,
+            candidates=plan.candidates,
             occurred_at=occurred_at,
             actor=actor,
             source_message_ids=source_message_ids,
@@ -250,7 +263,7 @@ def event_extract(
         if event.message is not None and event.contact_id is not None:
             session_id = str((event.source_metadata or {}).get("conversation_id", ""))
             if session_id:
-                session_context_update(message=event.message, session_id=session_id)
+                session_context_update(message=event.message, session_id=session_id, before=plan.turns_before)
         summaries = [memory_change_summary(change) for change in changes if change.action != "skipped"]
         event.result = {**event.result, "memories": summaries}
         event.extracted_at = timezone.now()
@@ -323,13 +336,13 @@ def ingest_messages(*, tenant: Tenant, items: Sequence[IngestItem], actor: str) 
     one batch call; each message then commits on its own, so a failure later in a batch keeps the earlier."""
     persisted = [_persist_message(tenant=tenant, item=item) for item in items]
     new_events = [event for event, _, created in persisted if created]
-    planned: dict[Any, list[Candidate]] = {}
+    planned: dict[Any, _Plan] = {}
     for event in new_events:
         try:
-            planned[event.pk] = _candidates_for_event(event)
+            planned[event.pk] = _plan(event)
         except Exception as exc:  # a rule bug must not lose the batch: the event is retried later
             _record_failure(event, exc)
-    texts = [candidate.text_to_embed for candidates in planned.values() for candidate in candidates]
+    texts = [candidate.text_to_embed for plan in planned.values() for candidate in plan.candidates]
     vectors = get_embedder().embed_batch(texts) if texts else np.zeros((0, 0), dtype=np.float32)
 
     outcomes: list[IngestOutcome] = []
@@ -359,12 +372,13 @@ def ingest_messages(*, tenant: Tenant, items: Sequence[IngestItem], actor: str) 
                 IngestOutcome(event=event, message=message, memories=[], duplicate=False, crisis=crisis, state=state)
             )
             continue
-        count = len(planned[event.pk])
+        plan = planned[event.pk]
+        count = len(plan.candidates)
         event_vectors = vectors[offset : offset + count]
         offset += count
         try:
             memories = event_extract(
-                event=event, actor=actor, vectors=event_vectors if count else None, samples=samples
+                event=event, actor=actor, plan=plan, vectors=event_vectors if count else None, samples=samples
             )
         except Exception as exc:
             _record_failure(event, exc)
@@ -372,7 +386,14 @@ def ingest_messages(*, tenant: Tenant, items: Sequence[IngestItem], actor: str) 
         outcomes.append(
             IngestOutcome(event=event, message=message, memories=memories, duplicate=False, crisis=crisis, state=state)
         )
+    new_memories = created_memory_ids(outcome.memories for outcome in outcomes if not outcome.duplicate)
+    transaction.on_commit(lambda: context_embedding_schedule(memory_ids=new_memories))
     return outcomes
+
+
+def created_memory_ids(summaries: Iterable[Sequence[dict[str, Any]]]) -> list[str]:
+    """The ids of the memories extractions created (their `memory_change_summary` rows)."""
+    return [memory["id"] for memories in summaries for memory in memories if memory["action"] == "created"]
 
 
 def observation_record(

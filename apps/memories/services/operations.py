@@ -20,7 +20,7 @@ from apps.memories.extraction import salience
 from apps.memories.models import Memory, MemoryEntity, MemoryRevision
 from apps.memories.services.consolidation import memory_merge
 from apps.memories.services.revisions import memory_snapshot, revision_record
-from apps.memories.services.writing import RECENT_SAMPLE, current_memories, memory_supersede
+from apps.memories.services.writing import RECENT_SAMPLE, current_memories, memories_embed, memory_supersede
 
 
 def _scope_centroid(memory: Memory) -> np.ndarray | None:
@@ -80,13 +80,14 @@ def memories_reembed(*, memories: Sequence[Memory], actor: str) -> int:
     if not memories:
         return 0
     embedder = get_embedder()
-    vectors = embedder.embed_batch([memory.content for memory in memories])
+    vectors = memories_embed(memories)
     with transaction.atomic():
-        for memory, vector in zip(memories, vectors, strict=True):
+        for memory, vector, context_vector in zip(memories, vectors.own, vectors.context, strict=True):
             previous = memory.embedding_model
             memory.embedding = vector.tolist()
+            memory.context_embedding = context_vector.tolist() if context_vector is not None else None
             memory.embedding_model = embedder.name
-            memory.save(update_fields=["embedding", "embedding_model", "updated_at"])
+            memory.save(update_fields=["embedding", "context_embedding", "embedding_model", "updated_at"])
             revision_record(
                 memory=memory,
                 action=MemoryRevision.Action.REEMBEDDED,

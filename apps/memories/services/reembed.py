@@ -1,4 +1,5 @@
-"""Changing the embedding model is a migration path: re-embed every memory and knowledge chunk."""
+"""Changing the embedding model is a migration path: re-embed every memory (its own and its context
+embedding) and knowledge chunk."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ from collections.abc import Callable, Iterator
 from django.db import transaction
 from django.db.models import Q, QuerySet
 
-from apps.memories.embeddings import get_embedder, memory_text
+from apps.memories.embeddings import get_embedder
 from apps.memories.models import KnowledgeChunk, Memory, MemoryRevision
+from apps.memories.services.writing import memories_embed
 from apps.tenants.models import Tenant
 
 BATCH = 256
@@ -51,15 +53,14 @@ def reembed(
     memories, chunks = reembed_queryset(tenant=tenant, everything=everything)
     done = {"memories": 0, "chunks": 0}
     for batch in _batches(memories.only("pk", "tenant_id", "content", "index_terms", "embedding_model"), BATCH):
-        vectors = embedder.embed_batch(
-            [memory_text(content=memory.content, index_terms=memory.index_terms) for memory in batch]
-        )
+        vectors = memories_embed(batch)
         with transaction.atomic():
-            for memory, vector in zip(batch, vectors, strict=True):
+            for memory, vector, context_vector in zip(batch, vectors.own, vectors.context, strict=True):
                 memory.embedding, previous = vector.tolist(), memory.embedding_model
+                memory.context_embedding = context_vector.tolist() if context_vector is not None else None
                 memory.embedding_model = embedder.name
                 memory._previous_model = previous  # type: ignore[attr-defined]
-            Memory.objects.bulk_update(batch, ["embedding", "embedding_model"])
+            Memory.objects.bulk_update(batch, ["embedding", "context_embedding", "embedding_model"])
             MemoryRevision.objects.bulk_create(
                 [
                     MemoryRevision(
@@ -77,8 +78,8 @@ def reembed(
         if progress:
             progress(len(batch))
     for batch in _batches(chunks.only("pk", "content"), BATCH):
-        vectors = embedder.embed_batch([chunk.content for chunk in batch])
-        for chunk, vector in zip(batch, vectors, strict=True):
+        chunk_vectors = embedder.embed_batch([chunk.content for chunk in batch])
+        for chunk, vector in zip(batch, chunk_vectors, strict=True):
             chunk.embedding, chunk.embedding_model = vector.tolist(), embedder.name
         KnowledgeChunk.objects.bulk_update(batch, ["embedding", "embedding_model"])
         done["chunks"] += len(batch)

@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 from django.db import connection, transaction
-from django.db.models import Q
 
 from apps.contacts.models import Contact
 from apps.conversations.models import Message
@@ -24,6 +23,7 @@ from apps.memories import scoring
 from apps.memories.embeddings import content_hash, get_embedder, memory_text
 from apps.memories.models import Memory, MemoryEntity, MemoryRevision
 from apps.memories.models.memory import INDEX_TERMS_LENGTH
+from apps.memories.selectors import memory_turns_before
 from apps.memories.services.revisions import memory_snapshot, revision_record
 from apps.tenants.models import Tenant
 
@@ -56,6 +56,58 @@ class Candidate:
     @property
     def text_to_embed(self) -> str:
         return memory_text(content=self.content, index_terms=self.index_terms)
+
+
+def context_text(*, previous_turn: str, text: str) -> str:
+    """What a memory's context embedding is computed from: the turn before it, then its own text."""
+    return f"{previous_turn}\n{text}"
+
+
+@dataclass(frozen=True)
+class MemoryVectors:
+    """Memories' own embeddings, and a context embedding for each that has a turn before it (else None)."""
+
+    own: np.ndarray
+    context: list[np.ndarray | None]
+
+
+def memories_embed(memories: Sequence[Memory], *, own: bool = True) -> MemoryVectors:
+    """Stored memories' own and context embeddings (the context: the turn before the memory's first
+    source message, from the ledger), in one embedder call. `own=False` computes only the contexts."""
+    before = memory_turns_before(memory_ids=[memory.pk for memory in memories])
+    texts = [memory_text(content=memory.content, index_terms=memory.index_terms) for memory in memories]
+    contexts = [
+        context_text(previous_turn=turn_line(*before[memory.pk]), text=text) if memory.pk in before else ""
+        for memory, text in zip(memories, texts, strict=True)
+    ]
+    embedder = get_embedder()
+    batch = [*(texts if own else []), *(text for text in contexts if text)]
+    vectors = embedder.embed_batch(batch) if batch else np.zeros((0, embedder.dimensions), dtype=np.float32)
+    split = len(texts) if own else 0
+    rest = iter(vectors[split:])
+    return MemoryVectors(own=vectors[:split], context=[next(rest) if text else None for text in contexts])
+
+
+def memories_context_embed(*, memory_ids: Sequence[Any]) -> int:
+    """Give the memories the ingest wrote their context embeddings (a worker's job, after the response: the
+    search uses a memory's own cosine until then). Memories edited, reembedded, superseded or deleted in the
+    meantime are left alone. Returns how many got one."""
+    memories = list(
+        Memory.objects.filter(
+            pk__in=list(memory_ids), context_embedding__isnull=True, valid_to__isnull=True, deleted_at__isnull=True
+        ).only("pk", "content", "index_terms", "source_message_ids")
+    )
+    vectors = memories_embed(memories, own=False)
+    embedded = [
+        (memory, vector) for memory, vector in zip(memories, vectors.context, strict=True) if vector is not None
+    ]
+    with transaction.atomic():
+        for memory, vector in embedded:
+            # only where the content is still what was embedded (an edit in between recomputed it)
+            Memory.objects.filter(pk=memory.pk, content=memory.content, context_embedding__isnull=True).update(
+                context_embedding=vector.tolist()
+            )
+    return len(embedded)
 
 
 @dataclass(frozen=True)
@@ -383,20 +435,18 @@ def _write_one(
 
 
 def turn_text(message: Message) -> str:
-    return f"{message.speaker}: {message.content}" if message.speaker else message.content
+    return turn_line(message.speaker, message.content)
 
 
-def session_context_update(*, message: Message, session_id: str) -> None:
+def turn_line(speaker: str, content: str) -> str:
+    return f"{speaker}: {content}" if speaker else content
+
+
+def session_context_update(*, message: Message, session_id: str, before: Sequence[Message]) -> None:
     """context_vector: an episode's words together with the turns just before and after it in the ledger
     (stored as memories or not — a short question is often what its answer's turn is about). Called for
-    every message: it gives this turn's episode the words of the turn before, and the episode of the turn
-    before the words of this one."""
-    before = list(
-        Message.objects.filter(conversation_id=message.conversation_id)
-        .filter(Q(occurred_at__lt=message.occurred_at) | Q(occurred_at=message.occurred_at, id__lt=message.id))
-        .order_by("-occurred_at", "-id")
-        .only("external_id", "speaker", "content", "occurred_at")[:2]
-    )
+    every message with the two turns `before` it (newest first): it gives this turn's episode the words of
+    the turn before, and the episode of the turn before the words of this one."""
     texts = [turn_text(item) for item in reversed(before)]  # oldest first
     current = turn_text(message)
     episode_of = (

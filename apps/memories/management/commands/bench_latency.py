@@ -114,6 +114,9 @@ class Command(BaseCommand):
                     source = index % POOL
                     vector = pool[source] + rng.normal(0, 0.02, pool.shape[1]).astype(np.float32)
                     vector /= np.linalg.norm(vector)
+                    # a turn embedded with the one before it (stored as ingest stores it, scored per candidate)
+                    context = vector + 0.5 * pool[(source - 1) % POOL]
+                    context /= np.linalg.norm(context)
                     content = texts[source].replace(f"(note {source})", f"(note {index})")
                     kind = ("fact", "preference", "episode", "episode", "pattern")[
                         index % 5 if slot else (index // 5) % 5
@@ -127,6 +130,7 @@ class Command(BaseCommand):
                             content=content,
                             content_hash=content_hash(content),
                             embedding=vector.tolist(),
+                            context_embedding=context.tolist(),
                             embedding_model="bench",
                             importance=float(rng.uniform(0.2, 0.95)),
                             base_importance=0.5,
