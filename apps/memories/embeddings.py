@@ -48,6 +48,11 @@ def embed_one(embedder: Embedder, text: str) -> np.ndarray:
     return embedder.embed_batch([text])[0]
 
 
+def vector_literal(vector: np.ndarray) -> str:
+    """pgvector's text form of a vector ('[0.1,0.2,…]'), for raw SQL parameters cast with ::vector."""
+    return "[" + ",".join(map(str, np.asarray(vector, dtype=np.float32).tolist())) + "]"
+
+
 def normalise_rows(vectors: np.ndarray) -> np.ndarray:
     vectors = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)

@@ -42,7 +42,7 @@ from django.utils.text import slugify
 from apps.contacts.models import Contact
 from apps.memories import relevance as relevance_rules
 from apps.memories import scoring
-from apps.memories.embeddings import get_embedder
+from apps.memories.embeddings import get_embedder, vector_literal
 from apps.memories.models.memory import SCOPED_SEARCH_SQL, scope_token
 from apps.memories.services.lexicon import (
     LEXICON_FROM,
@@ -394,7 +394,7 @@ def _candidates(
     and the features and read columns of all of them."""
     scope_sql, params = scope.sql()
     neighbour_scope, _ = scope.sql(alias="n")
-    vector_text = "[" + ",".join(map(str, np.asarray(vector, dtype=np.float32).tolist())) + "]"
+    vector_text = vector_literal(vector)
     params |= {
         "now": now,
         "vector": vector_text,

@@ -424,18 +424,21 @@ def _unit(vector):
     return np.asarray(vector, dtype=np.float32)
 
 
-def _turns(api, turns, *, conversation="v"):
-    for message_id, speaker, text in turns:
-        body = {
-            "contact_id": "c",
-            "conversation_id": conversation,
-            "message": text,
-            "role": "user",
-            "message_id": message_id,
-            "speaker": speaker,
-            "occurred_at": "2023-05-08T13:56:00Z",
-        }
-        assert api.post("/api/v1/ingest", body, format="json").status_code == 202
+def _turn(message_id, speaker, text, *, second=0):
+    return {
+        "contact_id": "c",
+        "conversation_id": "v",
+        "message": text,
+        "role": "user",
+        "message_id": message_id,
+        "speaker": speaker,
+        "occurred_at": f"2023-05-08T13:56:{second:02d}Z",
+    }
+
+
+def _turns(api, turns):
+    for index, turn in enumerate(turns):
+        assert api.post("/api/v1/ingest", _turn(*turn, second=index), format="json").status_code == 202
 
 
 CONTEXT_TURNS = [
@@ -445,9 +448,9 @@ CONTEXT_TURNS = [
 
 
 def _context_expected(memory):
-    from apps.memories.embeddings import get_embedder
+    from apps.memories.embeddings import get_embedder, memory_text
 
-    own = f"(8 May 2023) {memory.content}" if memory.index_terms else memory.content
+    own = memory_text(content=memory.content, index_terms=memory.index_terms)
     return get_embedder().embed_batch([f"Melanie: {CONTEXT_TURNS[0][2]}\n{own}"])[0]
 
 
@@ -474,18 +477,7 @@ def test_a_turn_is_also_embedded_with_the_turn_before_it_after_the_response(api,
 
 
 def test_a_batch_turn_gets_the_turn_before_it_in_the_same_batch_as_context(api, tenant):
-    messages = [
-        {
-            "contact_id": "c",
-            "conversation_id": "v",
-            "message": text,
-            "role": "user",
-            "message_id": message_id,
-            "speaker": speaker,
-            "occurred_at": f"2023-05-08T13:56:0{index}Z",
-        }
-        for index, (message_id, speaker, text) in enumerate(CONTEXT_TURNS)
-    ]
+    messages = [_turn(*turn, second=index) for index, turn in enumerate(CONTEXT_TURNS)]
     assert api.post("/api/v1/ingest/batch", {"messages": messages}, format="json").status_code == 202
     _context_embed(tenant)
     second = Memory.objects.get(tenant=tenant, memory_type="episode", source_message_ids__contains=["f2"])

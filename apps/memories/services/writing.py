@@ -20,7 +20,7 @@ from apps.contacts.models import Contact
 from apps.conversations.models import Message
 from apps.entities.services import EntityLike, entity_upsert_many
 from apps.memories import scoring
-from apps.memories.embeddings import content_hash, get_embedder, memory_text
+from apps.memories.embeddings import content_hash, get_embedder, memory_text, vector_literal
 from apps.memories.models import Memory, MemoryEntity, MemoryRevision
 from apps.memories.models.memory import INDEX_TERMS_LENGTH
 from apps.memories.selectors import memory_turns_before
@@ -95,19 +95,27 @@ def memories_context_embed(*, memory_ids: Sequence[Any]) -> int:
     memories = list(
         Memory.objects.filter(
             pk__in=list(memory_ids), context_embedding__isnull=True, valid_to__isnull=True, deleted_at__isnull=True
-        ).only("pk", "content", "index_terms", "source_message_ids")
+        ).only("pk", "content", "content_hash", "index_terms", "source_message_ids")
     )
     vectors = memories_embed(memories, own=False)
     embedded = [
         (memory, vector) for memory, vector in zip(memories, vectors.context, strict=True) if vector is not None
     ]
-    with transaction.atomic():
-        for memory, vector in embedded:
-            # only where the content is still what was embedded (an edit in between recomputed it)
-            Memory.objects.filter(pk=memory.pk, content=memory.content, context_embedding__isnull=True).update(
-                context_embedding=vector.tolist()
-            )
-    return len(embedded)
+    if not embedded:
+        return 0
+    with connection.cursor() as cursor:
+        # one statement; only where the content is still the one embedded (an edit in between recomputed it)
+        cursor.execute(
+            "UPDATE memories_memory m SET context_embedding = v.embedding::vector "
+            "FROM unnest(%s::uuid[], %s::text[], %s::text[]) AS v(id, content_hash, embedding) "
+            "WHERE m.id = v.id AND m.content_hash = v.content_hash AND m.context_embedding IS NULL",
+            [
+                [memory.pk for memory, _ in embedded],
+                [memory.content_hash for memory, _ in embedded],
+                [vector_literal(vector) for _, vector in embedded],
+            ],
+        )
+        return cursor.rowcount
 
 
 @dataclass(frozen=True)
