@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 from django.core.management.base import BaseCommand
-from django.db import connection
+from django.db import DatabaseError, connection
 from django.utils import timezone
 from rest_framework.test import APIClient
 from tqdm import tqdm
@@ -68,8 +68,17 @@ class Command(BaseCommand):
             for size in sizes:
                 self._grow(tenant, heavy, light_contacts, texts, pool, rng, rows_done, size)
                 rows_done = size
+                # the steady state a search meets in production: the new rows vacuumed and analysed, so that
+                # no autovacuum of this bulk insert (an HNSW index vacuum takes a core for seconds on two)
+                # starts in the middle of the measurement
+                # and the bulk insert's dirty pages written out, not flushed by the checkpointer while measuring
+                self.stdout.write("vacuuming, analysing and checkpointing…")
                 with connection.cursor() as cursor:
-                    cursor.execute("ANALYZE memories_memory")
+                    cursor.execute("VACUUM (ANALYZE) memories_memory")
+                    try:
+                        cursor.execute("CHECKPOINT")  # superuser or pg_checkpoint (the embedded server: yes)
+                    except DatabaseError as exc:
+                        self.stdout.write(f"  (no CHECKPOINT: {exc}; figures may include background writes)")
                 for contact_id in (heavy.pk, None):
                     scope_lexicon_refresh(tenant_id=tenant.pk, contact_id=contact_id)
                 with as_in_production():
