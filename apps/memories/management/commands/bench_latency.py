@@ -38,6 +38,7 @@ from apps.tenants.services import api_key_create, tenant_create
 
 POOL = 4000
 INSERT_BATCH = 2000
+HNSW_BYTES_PER_ROW = 2048  # pgvector HNSW, 384 dimensions, m = 16: ~195 MB per 100k memories
 
 
 class Command(BaseCommand):
@@ -50,6 +51,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         sizes = sorted(int(size) for size in options["sizes"].split(","))
+        self._warn_if_hnsw_bloated()
         run = timezone.now().strftime("%Y%m%d%H%M%S")
         tenant = tenant_create(name=f"bench latency {run}", slug=f"bench-latency-{run}")
         client = APIClient()
@@ -101,6 +103,23 @@ class Command(BaseCommand):
             if not options["keep"]:
                 tenant.delete()
         self.stdout.write("\n".join(["", "summary:", *lines]))
+
+    def _warn_if_hnsw_bloated(self) -> None:
+        """An HNSW index much larger than its live rows (deleted tenants' graph kept, new rows inserted into
+        its freed slots) made searches 40-50% slower (docs/benchmarks.md): say so before measuring."""
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_relation_size('memory_embedding_hnsw'), "
+                "(SELECT count(*) FROM memories_memory WHERE embedding IS NOT NULL)"
+            )
+            row = cursor.fetchone()
+        assert row is not None
+        size, rows = int(row[0]), int(row[1])
+        if size > HNSW_BYTES_PER_ROW * 2 * rows + 50 * 2**20:
+            self.stdout.write(
+                f"note: the HNSW index is {size / 2**20:.0f} MB for {rows} embedded memories (bulk deletions keep "
+                "its graph); figures will be slower than on a rebuilt index: VACUUM FULL memories_memory first."
+            )
 
     def _grow(self, tenant, heavy, light_contacts, texts, pool, rng, start: int, end: int) -> None:  # type: ignore[no-untyped-def]
         now = timezone.now()
