@@ -48,6 +48,7 @@ class Command(BaseCommand):
         parser.add_argument("--sizes", default="1000,10000,100000")
         parser.add_argument("--requests", type=int, default=500, help="requests per figure (p95 of 500: 25 above it)")
         parser.add_argument("--keep", action="store_true")
+        parser.add_argument("--pool", type=int, default=POOL, help="distinct synthetic memories to embed and vary")
 
     def handle(self, *args: Any, **options: Any) -> None:
         sizes = sorted(int(size) for size in options["sizes"].split(","))
@@ -59,8 +60,8 @@ class Command(BaseCommand):
         heavy = Contact.objects.create(tenant=tenant, external_id="heavy", display_name="Heavy User")
         ContactState.objects.create(contact=heavy, tenant=tenant, relationship_stage="deep")
         embedder = get_embedder()
-        texts = memory_texts(POOL)
-        self.stdout.write(f"embedding a pool of {POOL} distinct memories…")
+        texts = memory_texts(options["pool"])
+        self.stdout.write(f"embedding a pool of {len(texts)} distinct memories…")
         pool = embedder.embed_batch(texts)
         rng = np.random.default_rng(1)
         rows_done = 0
@@ -139,11 +140,11 @@ class Command(BaseCommand):
                                 Contact.objects.create(tenant=tenant, external_id=f"c{len(light_contacts)}")
                             )
                         contact = light_contacts[needed]
-                    source = index % POOL
+                    source = index % len(texts)
                     vector = pool[source] + rng.normal(0, 0.02, pool.shape[1]).astype(np.float32)
                     vector /= np.linalg.norm(vector)
                     # a turn embedded with the one before it (stored as ingest stores it, scored per candidate)
-                    context = vector + 0.5 * pool[(source - 1) % POOL]
+                    context = vector + 0.5 * pool[(source - 1) % len(texts)]
                     context /= np.linalg.norm(context)
                     content = texts[source].replace(f"(note {source})", f"(note {index})")
                     kind = ("fact", "preference", "episode", "episode", "pattern")[

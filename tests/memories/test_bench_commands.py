@@ -1,0 +1,83 @@
+"""The two benchmark commands the README names run end to end on small data (their figures are benchmarks,
+not asserted here: only that they measure what they say, through the real paths)."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.core.management import call_command
+
+from apps.memories.models import Memory
+from apps.tenants.models import Tenant
+
+TINY_LOCOMO = [
+    {
+        "sample_id": "tiny-1",
+        "conversation": {
+            "speaker_a": "Ana",
+            "speaker_b": "Ben",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [
+                {"speaker": "Ana", "dia_id": "D1:1", "text": "I adopted a grey kitten called Pebble from the shelter"},
+                {"speaker": "Ben", "dia_id": "D1:2", "text": "Congrats! I started training for the Lisbon marathon"},
+            ],
+            "session_2_date_time": "10:00 am on 20 June, 2023",
+            "session_2": [
+                {"speaker": "Ana", "dia_id": "D2:1", "text": "Pebble knocked my sourdough starter off the shelf"},
+                {
+                    "speaker": "Ben",
+                    "dia_id": "D2:2",
+                    "text": "My knee hurts after the long run",
+                    "blip_caption": "a photo of running shoes",
+                },
+            ],
+        },
+        "qa": [
+            {"question": "What is the name of Ana's kitten?", "answer": "Pebble", "evidence": ["D1:1"], "category": 4},
+            {
+                "question": "Which marathon is Ben training for?",
+                "answer": "Lisbon",
+                "evidence": ["D1:2"],
+                "category": 4,
+            },
+            {
+                "question": "What did Pebble do?",
+                "answer": "knocked the starter off",
+                "evidence": ["D2:1; D1:1"],
+                "category": 1,
+            },
+        ],
+    }
+]
+
+
+@pytest.mark.django_db
+def test_bench_retrieval_ingests_asks_and_maps_memories_back_to_turns(tmp_path):
+    dataset = tmp_path / "tiny.json"
+    dataset.write_text(json.dumps(TINY_LOCOMO))
+    figures = tmp_path / "figures.json"
+    out = io.StringIO()
+    call_command("bench_retrieval", "--path", str(dataset), "--json", str(figures), stdout=out)
+    report = json.loads(figures.read_text())
+    assert report["ingest"]["turns"] == 4
+    engram = report["figures"]["engram"]
+    # four turns, each remembered: every evidence turn is among the first 25 (and 5) distinct turns returned
+    assert engram["overall"]["R@25"] == 1.0
+    assert engram["single-hop"]["R@5"] == 1.0
+    assert set(report["figures"]["baseline_cosine"]["overall"]) == {"R@5", "R@10", "R@25"}
+    assert "context embeddings (the worker's part)" in out.getvalue()
+    assert not Tenant.objects.filter(slug__startswith="bench-tiny").exists()  # removed without --keep
+    assert not Memory.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)  # the command VACUUMs, which cannot run inside a transaction
+def test_bench_latency_grows_a_tenant_and_measures_both_endpoints():
+    out = io.StringIO()
+    call_command("bench_latency", "--sizes", "40,80", "--requests", "3", "--pool", "20", stdout=out)
+    lines = [line for line in out.getvalue().splitlines() if "memories | GET /context" in line]
+    assert len(lines) == 2 * 2  # one line per size as measured, again in the summary
+    assert lines[0].startswith("     40 memories") and lines[1].startswith("     80 memories")
+    assert "POST /memories/search" in lines[0]
+    assert not Tenant.objects.filter(slug__startswith="bench-latency").exists()
