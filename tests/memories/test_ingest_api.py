@@ -328,16 +328,17 @@ def test_working_memory_expires_with_the_session_window(api, tenant):
 
 
 def test_an_episode_is_indexed_with_its_date_and_linked_to_its_speaker(api, tenant):
-    body = {
-        "contact_id": "c",
-        "conversation_id": "v",
-        "message": "We finally repainted the kitchen a pale green colour",
-        "role": "user",
-        "message_id": "d1",
-        "occurred_at": "2023-05-08T13:56:00Z",
-        "speaker": "Caroline",
-    }
-    assert api.post("/api/v1/ingest", body, format="json").status_code == 202
+    text = "We finally repainted the kitchen a pale green colour"
+    response = ingest(
+        api,
+        text,
+        message_id="d1",
+        contact="c",
+        conversation="v",
+        occurred_at="2023-05-08T13:56:00Z",
+        speaker="Caroline",
+    )
+    assert response.status_code == 202
     episode = Memory.objects.get(tenant=tenant, memory_type="episode")
     assert episode.index_terms == "8 May 2023"
     assert episode.content == "Caroline: We finally repainted the kitchen a pale green colour"
@@ -351,15 +352,9 @@ def test_an_episode_is_indexed_with_its_date_and_linked_to_its_speaker(api, tena
 
 
 def test_an_episode_is_also_indexed_with_the_days_it_names(api, tenant):
-    body = {
-        "contact_id": "c",
-        "conversation_id": "v",
-        "message": "By the way, yesterday I went bowling and got 2 strikes. I love bowling!",
-        "role": "user",
-        "message_id": "d1",
-        "occurred_at": "2022-03-17T09:00:00Z",
-    }
-    assert api.post("/api/v1/ingest", body, format="json").status_code == 202
+    text = "By the way, yesterday I went bowling and got 2 strikes. I love bowling!"
+    response = ingest(api, text, message_id="d1", contact="c", conversation="v", occurred_at="2022-03-17T09:00:00Z")
+    assert response.status_code == 202
     episode = Memory.objects.get(tenant=tenant, memory_type="episode")
     assert episode.index_terms == "17 March 2022 16 March 2022"
     # "what did he do on March 16?" matches the day the bowling happened, not only the day it was told
@@ -370,15 +365,9 @@ def test_reembed_keeps_the_episode_date_in_the_embedding(api, tenant):
     from apps.memories.embeddings import get_embedder
     from apps.memories.services.reembed import reembed
 
-    body = {
-        "contact_id": "c",
-        "conversation_id": "v",
-        "message": "We finally repainted the kitchen a pale green colour",
-        "role": "user",
-        "message_id": "d1",
-        "occurred_at": "2023-05-08T13:56:00Z",
-    }
-    assert api.post("/api/v1/ingest", body, format="json").status_code == 202
+    text = "We finally repainted the kitchen a pale green colour"
+    response = ingest(api, text, message_id="d1", contact="c", conversation="v", occurred_at="2023-05-08T13:56:00Z")
+    assert response.status_code == 202
     episode = Memory.objects.get(tenant=tenant, memory_type="episode")
     Memory.objects.filter(pk=episode.pk).update(embedding=[0.0] * 384, embedding_model="old")
     reembed(tenant=tenant)
