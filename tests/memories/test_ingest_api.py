@@ -376,22 +376,30 @@ def test_reembed_keeps_the_episode_date_in_the_embedding(api, tenant):
     assert np.dot(np.asarray(episode.embedding), dated) == pytest.approx(1.0, abs=1e-4)
 
 
+def _turn(message_id, speaker, text, *, second=0):
+    return {
+        "contact_id": "c",
+        "conversation_id": "v",
+        "message": text,
+        "role": "user",
+        "message_id": message_id,
+        "speaker": speaker,
+        "occurred_at": f"2023-05-08T13:56:{second:02d}Z",
+    }
+
+
+def _turns(api, turns):
+    for index, turn in enumerate(turns):
+        assert api.post("/api/v1/ingest", _turn(*turn, second=index), format="json").status_code == 202
+
+
 def test_an_episode_is_indexed_with_the_turns_around_it_stored_or_not(api, tenant):
     turns = [
         ("q1", "Melanie", "Which pottery class did you join?"),
         ("a1", "Caroline", "The Tuesday evening one at the community studio, I made a bowl with a blue glaze"),
         ("r1", "Melanie", "lol"),  # low content: no memory, but its words are the answer's context
     ]
-    for message_id, speaker, text in turns:
-        body = {
-            "contact_id": "c",
-            "conversation_id": "v",
-            "message": text,
-            "role": "user",
-            "message_id": message_id,
-            "speaker": speaker,
-        }
-        assert api.post("/api/v1/ingest", body, format="json").status_code == 202
+    _turns(api, turns)
     assert not Memory.objects.filter(tenant=tenant, source_message_ids__contains=["r1"]).exists()
     answer = Memory.objects.get(tenant=tenant, memory_type="episode", source_message_ids__contains=["a1"])
     context = Memory.objects.filter(pk=answer.pk).values_list("context_vector", flat=True).get()
@@ -411,23 +419,6 @@ def test_an_episode_is_indexed_with_the_turns_around_it_stored_or_not(api, tenan
 
 def _unit(vector):
     return np.asarray(vector, dtype=np.float32)
-
-
-def _turn(message_id, speaker, text, *, second=0):
-    return {
-        "contact_id": "c",
-        "conversation_id": "v",
-        "message": text,
-        "role": "user",
-        "message_id": message_id,
-        "speaker": speaker,
-        "occurred_at": f"2023-05-08T13:56:{second:02d}Z",
-    }
-
-
-def _turns(api, turns):
-    for index, turn in enumerate(turns):
-        assert api.post("/api/v1/ingest", _turn(*turn, second=index), format="json").status_code == 202
 
 
 CONTEXT_TURNS = [

@@ -22,7 +22,6 @@ from django.utils import timezone
 from apps.contacts.models import Contact
 from apps.contacts.services import contact_get_or_create, contact_state_update
 from apps.conversations.models import Conversation, Message
-from apps.conversations.selectors import message_turns_before
 from apps.conversations.services import conversation_get_or_create, message_append
 from apps.conversations.window import window_append
 from apps.core.exceptions import ApplicationError
@@ -173,20 +172,11 @@ def _with(entities: Sequence[ExtractedEntity], extra: ExtractedEntity | None) ->
     return (*entities, extra)
 
 
-@dataclass(frozen=True)
-class _Plan:
-    """What an event will write, before anything is embedded or written."""
-
-    candidates: list[Candidate]
-    turns_before: list[Message]  # a message's two turns before it in its conversation, newest first
-
-
-def _plan(event: ContextEvent) -> _Plan:
+def _candidates_for_event(event: ContextEvent) -> list[Candidate]:
     is_tenant_scope = event.contact_id is None
     if event.event_type == ContextEvent.TYPE_MESSAGE:
         assert event.message is not None
-        before = message_turns_before(message=event.message, count=2)
-        candidates = _candidates_for_message(
+        return _candidates_for_message(
             text=event.content,
             role=event.message.role,
             speaker=event.message.speaker,
@@ -194,8 +184,7 @@ def _plan(event: ContextEvent) -> _Plan:
             session_id=str((event.source_metadata or {}).get("conversation_id", "")),
             occurred_at=event.message.occurred_at,
         )
-        return _Plan(candidates=candidates, turns_before=before)
-    return _Plan(candidates=_candidates_for_observation(event), turns_before=[])
+    return _candidates_for_observation(event)
 
 
 OBSERVATION_TYPES = {
@@ -234,24 +223,25 @@ def event_extract(
     *,
     event: ContextEvent,
     actor: str,
-    plan: _Plan | None = None,
+    candidates: Sequence[Candidate] | None = None,
     vectors: np.ndarray | None = None,
     now: datetime | None = None,
     samples: dict[Any, Any] | None = None,
 ) -> list[dict[str, Any]]:
-    """Run inline extraction for one event and record what it did (a batch passes the event's `plan` and
-    its candidates' `vectors`, made for the whole batch at once). Safe to call again after a failure: an
-    event already extracted returns its recorded result."""
+    """Run inline extraction for one event and record what it did (a batch passes the event's `candidates`
+    and their `vectors`, made for the whole batch at once). Safe to call again after a failure: an event
+    already extracted returns its recorded result."""
     if event.extracted_at is not None:
         return list(event.result.get("memories", []))
-    plan = plan or _plan(event)
+    if candidates is None:
+        candidates = _candidates_for_event(event)
     occurred_at = event.message.occurred_at if event.message is not None else event.created_at
     source_message_ids = [event.message.external_id] if event.message is not None else []
     with transaction.atomic():
         changes = memories_write(
             tenant=event.tenant,
             contact=event.contact,
-            candidates=plan.candidates,
+            candidates=candidates,
             occurred_at=occurred_at,
             actor=actor,
             source_message_ids=source_message_ids,
@@ -263,7 +253,7 @@ def event_extract(
         if event.message is not None and event.contact_id is not None:
             session_id = str((event.source_metadata or {}).get("conversation_id", ""))
             if session_id:
-                session_context_update(message=event.message, session_id=session_id, before=plan.turns_before)
+                session_context_update(message=event.message, session_id=session_id)
         summaries = [memory_change_summary(change) for change in changes if change.action != "skipped"]
         event.result = {**event.result, "memories": summaries}
         event.extracted_at = timezone.now()
@@ -336,13 +326,13 @@ def ingest_messages(*, tenant: Tenant, items: Sequence[IngestItem], actor: str) 
     one batch call; each message then commits on its own, so a failure later in a batch keeps the earlier."""
     persisted = [_persist_message(tenant=tenant, item=item) for item in items]
     new_events = [event for event, _, created in persisted if created]
-    planned: dict[Any, _Plan] = {}
+    planned: dict[Any, list[Candidate]] = {}
     for event in new_events:
         try:
-            planned[event.pk] = _plan(event)
+            planned[event.pk] = _candidates_for_event(event)
         except Exception as exc:  # a rule bug must not lose the batch: the event is retried later
             _record_failure(event, exc)
-    texts = [candidate.text_to_embed for plan in planned.values() for candidate in plan.candidates]
+    texts = [candidate.text_to_embed for candidates in planned.values() for candidate in candidates]
     vectors = get_embedder().embed_batch(texts) if texts else np.zeros((0, 0), dtype=np.float32)
 
     outcomes: list[IngestOutcome] = []
@@ -372,13 +362,17 @@ def ingest_messages(*, tenant: Tenant, items: Sequence[IngestItem], actor: str) 
                 IngestOutcome(event=event, message=message, memories=[], duplicate=False, crisis=crisis, state=state)
             )
             continue
-        plan = planned[event.pk]
-        count = len(plan.candidates)
+        candidates = planned[event.pk]
+        count = len(candidates)
         event_vectors = vectors[offset : offset + count]
         offset += count
         try:
             memories = event_extract(
-                event=event, actor=actor, plan=plan, vectors=event_vectors if count else None, samples=samples
+                event=event,
+                actor=actor,
+                candidates=candidates,
+                vectors=event_vectors if count else None,
+                samples=samples,
             )
         except Exception as exc:
             _record_failure(event, exc)

@@ -18,6 +18,7 @@ from django.db import connection, transaction
 
 from apps.contacts.models import Contact
 from apps.conversations.models import Message
+from apps.conversations.selectors import message_turns_before
 from apps.entities.services import EntityLike, entity_upsert_many
 from apps.memories import scoring
 from apps.memories.embeddings import content_hash, get_embedder, memory_text, vector_literal
@@ -450,11 +451,12 @@ def turn_line(speaker: str, content: str) -> str:
     return f"{speaker}: {content}" if speaker else content
 
 
-def session_context_update(*, message: Message, session_id: str, before: Sequence[Message]) -> None:
+def session_context_update(*, message: Message, session_id: str) -> None:
     """context_vector: an episode's words together with the turns just before and after it in the ledger
     (stored as memories or not — a short question is often what its answer's turn is about). Called for
-    every message with the two turns `before` it (newest first): it gives this turn's episode the words of
-    the turn before, and the episode of the turn before the words of this one."""
+    every message: it gives this turn's episode the words of the turn before, and the episode of the turn
+    before the words of this one."""
+    before = message_turns_before(message=message, count=2)
     texts = [turn_text(item) for item in reversed(before)]  # oldest first
     current = turn_text(message)
     episode_of = (
