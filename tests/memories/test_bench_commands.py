@@ -9,7 +9,9 @@ import json
 import pytest
 from django.core.management import call_command
 
-from apps.memories.models import Memory
+from apps.memories.benchmarks.corpus import queries
+from apps.memories.embeddings import CachedEmbedder, get_embedder
+from apps.memories.models import Memory, MemoryEntity
 from apps.tenants.models import Tenant
 
 TINY_LOCOMO = [
@@ -81,3 +83,32 @@ def test_bench_latency_grows_a_tenant_and_measures_both_endpoints():
     assert lines[0].startswith("     40 memories") and lines[1].startswith("     80 memories")
     assert "POST /memories/search" in lines[0]
     assert not Tenant.objects.filter(slug__startswith="bench-latency").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_bench_latency_rows_look_ingested_and_every_measured_query_is_embedded(monkeypatch):
+    """The synthetic rows carry what ingest gives real ones (episode context words, entity links), and no
+    measured request reads its query vector from the embedding cache."""
+    embedder = get_embedder()
+    assert isinstance(embedder, CachedEmbedder)
+    computed: list[str] = []
+    inner_embed = embedder.inner.embed_batch
+
+    def counting(texts):  # type: ignore[no-untyped-def]
+        computed.extend(texts)
+        return inner_embed(texts)
+
+    monkeypatch.setattr(embedder.inner, "embed_batch", counting)
+    call_command("bench_latency", "--sizes", "60", "--requests", "4", "--pool", "20", "--keep", stdout=io.StringIO())
+    tenant = Tenant.objects.get(slug__startswith="bench-latency")
+    episodes = Memory.objects.filter(tenant=tenant, memory_type="episode")
+    assert episodes.exists() and not episodes.filter(context_vector__isnull=True).exists()
+    linked = MemoryEntity.objects.filter(memory__tenant=tenant)
+    assert linked.exists()
+    for link in linked.select_related("memory", "entity")[:20]:
+        assert link.entity.display_name in link.memory.content
+        assert link.entity.contact_id == link.memory.contact_id  # one entity per scope
+    asked = queries(4 + 10)[10:]  # after the 10 warm-up queries
+    for query in asked:  # each measured query embedded in its request, by both endpoints
+        assert computed.count(query) >= 2, query
+    tenant.delete()

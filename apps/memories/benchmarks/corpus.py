@@ -81,13 +81,31 @@ def memory_texts(count: int, *, seed: int = 11) -> list[str]:
     ]
 
 
-QUERIES = [
-    "How is Bruno doing?",
-    "What does she like to do on weekends?",
-    "Where does his sister live?",
-    "Is there a deadline this week?",
-    "What music does he enjoy?",
-    "Any plans for Lisbon?",
-    "How was the trip?",
-    "What should I avoid talking about?",
+QUERY_TEMPLATES = [
+    "How is {name} doing these days?",
+    "What did I tell you about {thing}?",
+    "Where does my sister live again?",
+    "I'm thinking of going back to {place}, any ideas?",
+    "Can you remind me what {name} said about {thing}?",
+    "What should I avoid bringing up with {name}?",
+    "Is there a deadline for {thing} this week?",
+    "I want to get back into {thing} this weekend, what did I like about it?",
+    "How was my trip to {place}?",
+    "What do I usually do in the {time}?",
+    "ugh {thing} again, it's due friday and {name} keeps changing the plan",
+    "Any plans for {place} next month?",
+    "do you remember my dog's name",
+    "I told you about {name} and {thing} last time, right?",
 ]
+
+
+def queries(count: int, *, seed: int = 5) -> list[str]:
+    """Chat messages asked as retrieval queries (the user's latest turn): 7-25 tokens, the corpus's names,
+    places and things, so every candidate source (vector, keyword, entity) has something to find."""
+    rng = random.Random(seed)
+    return [
+        rng.choice(QUERY_TEMPLATES).format(
+            name=rng.choice(NAMES), place=rng.choice(PLACES), thing=rng.choice(THINGS), time=rng.choice(TIMES)
+        )
+        for _ in range(count)
+    ]

@@ -5,7 +5,14 @@ GET /context is asked for, relationship stage "deep": a 2,000-token budget), 20%
 memories (what /memories/search searches without contact_id), the rest are spread over contacts of 100.
 Embeddings: a pool of real all-MiniLM-L6-v2 vectors of distinct synthetic memories, each row a pool vector
 plus small noise (re-normalised), so the vector index sees a realistic distribution without embedding 100k
-texts. Every request uses a fresh query text, so the query embedding is computed every time (no cache hit).
+texts. Rows carry what ingest gives real ones: episodes a context_vector (the words of the turns around
+them), and links to the people and places their text names (one entity per scope and name).
+
+Queries are chat-like messages of 7-25 tokens (`corpus.queries`). Before each timed request the query's
+entry in the embedding cache is evicted, so every measured request computes its query embedding. (Until
+2026-11-23 the queries were salted with their index instead, and the same texts were asked at every size
+and by both endpoints: only the first size's GET /context computed its embeddings, every later figure read
+them from the cache; those rows had no context_vector and no entity links either. docs/benchmarks.md.)
 
 After each growth step the command does what the running system does on its own before measuring:
 ANALYZE (autovacuum's job after a bulk load) and the lexicon refresh of the two measured scopes (the
@@ -14,7 +21,6 @@ ANALYZE (autovacuum's job after a bulk load) and the lexicon refresh of the two 
 
 from __future__ import annotations
 
-import random
 import statistics
 import time
 from argparse import ArgumentParser
@@ -25,14 +31,17 @@ import numpy as np
 from django.core.management.base import BaseCommand
 from django.db import DatabaseError, connection
 from django.utils import timezone
+from django.utils.text import slugify
 from rest_framework.test import APIClient
 from tqdm import tqdm
 
 from apps.contacts.models import Contact, ContactState
+from apps.core.redis import get_redis
+from apps.entities.models import Entity
 from apps.memories.benchmarks import as_in_production
-from apps.memories.benchmarks.corpus import QUERIES, memory_texts
-from apps.memories.embeddings import content_hash, get_embedder
-from apps.memories.models import Memory
+from apps.memories.benchmarks.corpus import NAMES, PLACES, memory_texts, queries
+from apps.memories.embeddings import CachedEmbedder, content_hash, get_embedder
+from apps.memories.models import Memory, MemoryEntity
 from apps.memories.services.lexicon import scope_lexicon_refresh
 from apps.tenants.services import api_key_create, tenant_create
 
@@ -66,10 +75,11 @@ class Command(BaseCommand):
         rng = np.random.default_rng(1)
         rows_done = 0
         light_contacts: list[Contact] = []
+        entities: dict[tuple[Any, str, str], Entity] = {}
         lines = []
         try:
             for size in sizes:
-                self._grow(tenant, heavy, light_contacts, texts, pool, rng, rows_done, size)
+                self._grow(tenant, heavy, light_contacts, entities, texts, pool, rng, rows_done, size)
                 rows_done = size
                 # the steady state a search meets in production: the new rows vacuumed and analysed, so that
                 # no autovacuum of this bulk insert (an HNSW index vacuum takes a core for seconds on two)
@@ -122,7 +132,7 @@ class Command(BaseCommand):
                 "its graph); figures will be slower than on a rebuilt index: VACUUM FULL memories_memory first."
             )
 
-    def _grow(self, tenant, heavy, light_contacts, texts, pool, rng, start: int, end: int) -> None:  # type: ignore[no-untyped-def]
+    def _grow(self, tenant, heavy, light_contacts, entities, texts, pool, rng, start: int, end: int) -> None:  # type: ignore[no-untyped-def]
         now = timezone.now()
         with tqdm(total=end - start, unit="memory", desc=f"growing to {end}", file=self.stdout) as bar:
             for batch_start in range(start, end, INSERT_BATCH):
@@ -169,18 +179,59 @@ class Command(BaseCommand):
                             occurred_at=now - age,
                             valid_from=now - age,
                             source_session_id=f"s{index // 20}",
+                            metadata={"pool": source},
                         )
                     )
                 Memory.objects.bulk_create(batch)
+                self._as_ingested(tenant, batch, entities, texts)
                 bar.update(len(batch))
 
+    def _as_ingested(self, tenant, batch: list[Memory], entities, texts: list[str]) -> None:  # type: ignore[no-untyped-def]
+        """What ingest adds to a row besides its vectors: an episode's context_vector (the words of its turn
+        and of the turns around it, here the neighbouring pool texts), and links to the entities its text
+        names (a person or place of the corpus, one entity per scope and name, as extraction keys them)."""
+        episodes = [memory for memory in batch if memory.memory_type == "episode"]
+        around = []
+        for memory in episodes:
+            source = int(memory.metadata["pool"])
+            around.append("\n".join([texts[source - 1], memory.content, texts[(source + 1) % len(texts)]]))
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "UPDATE memories_memory m SET context_vector = to_tsvector('english', v.text) "
+                "FROM unnest(%s::uuid[], %s::text[]) AS v(id, text) WHERE m.id = v.id",
+                [[memory.pk for memory in episodes], around],
+            )
+        links: list[tuple[Memory, tuple[Any, str, str]]] = []
+        for memory in batch:
+            for entity_type, names in (("person", NAMES), ("place", PLACES)):
+                for name in names:
+                    if name in memory.content:
+                        links.append((memory, (memory.contact_id, entity_type, name)))
+        missing = {key for _, key in links if key not in entities}
+        created = Entity.objects.bulk_create(
+            [
+                Entity(
+                    tenant=tenant, contact_id=contact_id, entity_type=entity_type, slug=slugify(name), display_name=name
+                )
+                for contact_id, entity_type, name in sorted(missing, key=str)
+            ]
+        )
+        entities.update({(entity.contact_id, entity.entity_type, entity.display_name): entity for entity in created})
+        MemoryEntity.objects.bulk_create([MemoryEntity(memory=memory, entity=entities[key]) for memory, key in links])
+
     def _measure(self, client: APIClient, count: int, call) -> tuple[float, float]:  # type: ignore[no-untyped-def]
-        rng = random.Random(5)
-        for index in range(10):  # warm up connections and caches (not measured)
-            call(f"{QUERIES[index % len(QUERIES)]} warmup {index}")
+        """p50 and p95 of `count` calls, each with a chat-like query whose embedding is computed in the
+        request: its entry in the embedding cache is evicted before the clock starts (the same queries are
+        asked at every size and by both endpoints, so without this all but the first would be cache hits)."""
+        embedder = get_embedder()
+        redis = get_redis()
+        asked = queries(count + 10)
+        for query in asked[:10]:  # warm up connections and caches (not measured)
+            call(query)
         timings = []
-        for index in range(count):
-            query = f"{rng.choice(QUERIES)} {rng.choice(['today', 'lately', 'this week', 'again', 'now'])} #{index}"
+        for query in asked[10:]:
+            if isinstance(embedder, CachedEmbedder):
+                redis.delete(embedder.cache_key(query))
             began = time.perf_counter()
             response = call(query)
             timings.append((time.perf_counter() - began) * 1000)
