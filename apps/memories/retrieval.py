@@ -3,7 +3,7 @@
 Three round trips, whatever the scope's size (docs/retrieval.md):
 
 1. `_query_terms` — one statement: the query's lexemes (PostgreSQL's own `english` parser and stemmer) and
-   the scope's entities the query names, each with a capped count of its links to current memories.
+   the scope's entities the query names, each with a capped count of its memory links.
 2. `_scope_stats` — document frequencies for BM25: the scope's lexicon in Redis (one HMGET), or counted
    exactly in SQL for a small scope.
 3. `_candidates` — one statement: candidates from three indexes, unioned so a keyword-only or entity-only
@@ -218,7 +218,7 @@ class _Stats:
 @dataclass(frozen=True)
 class _NamedEntity:
     entity: EntityRef
-    linked: int  # links to the scope's current memories, counted up to UBIQUITY_LINK_CAP
+    linked: int  # memory links (to the scope's memories of the searched types), counted up to UBIQUITY_LINK_CAP
 
 
 @dataclass(frozen=True)
@@ -229,9 +229,16 @@ class _Terms:
 
 def _query_terms(scope: _Scope, query: str) -> _Terms:
     """The query's lexemes and the scope's entities it names (every word and word pair is a possible slug),
-    each with its links to the scope's current memories counted up to UBIQUITY_LINK_CAP: one statement."""
+    each with its memory links counted up to UBIQUITY_LINK_CAP: one statement. The links are counted from
+    the (entity, memory) index alone, superseded or deleted memories included: checking each linked memory
+    is current was a heap visit per link (query terms 2.3 -> 0.9 ms p50 at 100k, same A/B run)."""
     scope_sql, params = scope.sql()
     contact_clause = "e.contact_id = %(scope_contact)s" if scope.contact is not None else "e.contact_id IS NULL"
+    # a search restricted to some memory types counts only the links to those (a few facts among hundreds
+    # of episodes must not make an entity look ubiquitous): the exact count, a heap visit per link
+    current = (
+        f"JOIN memories_memory m ON m.id = me.memory_id WHERE {scope_sql} AND " if scope.memory_types else "WHERE "
+    )
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT q.lexemes, e.id, e.entity_type, e.slug, e.linked "
@@ -239,8 +246,7 @@ def _query_terms(scope: _Scope, query: str) -> _Terms:
             "      FROM unnest(to_tsvector('english', %(query)s))) q "
             "LEFT JOIN LATERAL (SELECT e.id, e.entity_type, e.slug, "
             "  (SELECT count(*) FROM (SELECT 1 FROM memories_memoryentity me "
-            "     JOIN memories_memory m ON m.id = me.memory_id "
-            f"    WHERE me.entity_id = e.id AND {scope_sql} LIMIT %(link_cap)s) l) AS linked "
+            f"     {current}me.entity_id = e.id LIMIT %(link_cap)s) l) AS linked "
             f"  FROM entities_entity e WHERE e.tenant_id = %(scope_tenant)s AND {contact_clause} "
             "   AND e.slug = ANY(%(slugs)s)) e ON true",
             {**params, "query": query, "link_cap": UBIQUITY_LINK_CAP, "slugs": sorted(query_slugs(query))},

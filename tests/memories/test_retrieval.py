@@ -355,3 +355,30 @@ def test_reranker_setting_falls_back_to_the_blended_score_without_its_model(tena
     finally:
         retrieval._cross_encoder.cache_clear()
     assert reranked == baseline
+
+
+def test_an_entity_linked_to_the_cap_is_ubiquitous_unless_the_search_is_restricted_to_types(
+    tenant, contact, monkeypatch
+):
+    """Links are counted from the (entity, memory) index up to the cap; a search restricted to memory types
+    counts only the links to memories of those types (the exact, scoped count)."""
+    from apps.entities.models import Entity
+    from apps.memories.models import MemoryEntity
+
+    monkeypatch.setattr(retrieval, "UBIQUITY_LINK_CAP", 5)
+    bulk_memories(tenant, contact, [f"{topic} ({index})" for index in range(3) for topic in GARDEN_TOPICS])
+    Memory.objects.filter(tenant=tenant, contact=contact).update(memory_type="episode")  # 45 episodes
+    bruno = Entity.objects.create(tenant=tenant, contact=contact, entity_type="pet", slug="bruno", display_name="Bruno")
+    facts = [add(tenant, contact, f"Bruno's {thing}") for thing in ("vet is Dr Rao", "food is kibble", "bed is blue")]
+    facts += [add(tenant, contact, f"Bruno {thing}") for thing in ("is nine", "hates baths", "snores")]
+    episode = add(tenant, contact, "Bruno chewed the garden hose", memory_type="episode")
+    links = [MemoryEntity(memory=memory, entity=bruno) for memory in [*facts, episode]]
+    MemoryEntity.objects.bulk_create(links, ignore_conflicts=True)  # the episode may be linked by extraction
+    assert Memory.objects.filter(tenant=tenant, contact=contact, memory_type="episode").count() >= 40  # share rule on
+
+    everything = memory_search(tenant=tenant, contact=contact, query="how is bruno?", top_k=5)
+    assert everything.query_entities == []  # 7 links ≥ the cap of 5: a stop word
+    episodes = memory_search(tenant=tenant, contact=contact, query="how is bruno?", top_k=5, memory_types=["episode"])
+    assert [entity.key for entity in episodes.query_entities] == ["pet:bruno"]  # 1 link among 46 episodes
+    assert episodes.results[0].memory.pk == episode.pk
+    assert episodes.results[0].signals.entity_match == 1.0
