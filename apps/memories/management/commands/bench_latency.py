@@ -83,11 +83,15 @@ class Command(BaseCommand):
                 rows_done = size
                 # the steady state a search meets in production: the new rows vacuumed and analysed, so that
                 # no autovacuum of this bulk insert (an HNSW index vacuum takes a core for seconds on two)
-                # starts in the middle of the measurement
-                # and the bulk insert's dirty pages written out, not flushed by the checkpointer while measuring
+                # starts in the middle of the measurement, every table the insert grew (the entity links
+                # too: left to autovacuum they were vacuumed during the measurement, and their index-only
+                # scans visited the heap until then), and the bulk insert's dirty pages written out, not
+                # flushed by the checkpointer while measuring
                 self.stdout.write("vacuuming, analysing and checkpointing…")
                 with connection.cursor() as cursor:
-                    cursor.execute("VACUUM (ANALYZE) memories_memory")
+                    cursor.execute(
+                        "VACUUM (ANALYZE) memories_memory, memories_memoryentity, entities_entity, contacts_contact"
+                    )
                     try:
                         cursor.execute("CHECKPOINT")  # superuser or pg_checkpoint (the embedded server: yes)
                     except DatabaseError as exc:
