@@ -7,10 +7,17 @@ from django.utils import timezone
 
 from apps.core.exceptions import ApplicationError
 from apps.memories import scoring
-from apps.memories.embeddings import content_hash, get_embedder
+from apps.memories.embeddings import content_hash
 from apps.memories.models import Memory, MemoryRevision
 from apps.memories.services.revisions import memory_snapshot, revision_record
-from apps.memories.services.writing import Candidate, MemoryChange, memories_embed, memories_write, memory_supersede
+from apps.memories.services.writing import (
+    EMBEDDING_FIELDS,
+    Candidate,
+    MemoryChange,
+    memories_vectors_refresh,
+    memories_write,
+    memory_supersede,
+)
 
 MAX_MEMORY_CHARS = 4000
 
@@ -49,12 +56,8 @@ def memory_edit(
             if content != memory.content:
                 memory.content = content
                 memory.content_hash = content_hash(content)
-                vectors = memories_embed([memory])
-                memory.embedding = vectors.own[0].tolist()
-                context_vector = vectors.context[0]
-                memory.context_embedding = context_vector.tolist() if context_vector is not None else None
-                memory.embedding_model = get_embedder().name
-                fields += ["content", "content_hash", "embedding", "context_embedding", "embedding_model"]
+                memories_vectors_refresh([memory])
+                fields += ["content", "content_hash", *EMBEDDING_FIELDS]
         if importance is not None:
             if not 0.0 <= importance <= 1.0:
                 raise ApplicationError("importance must be between 0 and 1.", details={"importance": ["0..1"]})

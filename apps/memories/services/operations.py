@@ -15,12 +15,17 @@ from django.utils import timezone
 
 from apps.core.exceptions import ApplicationError
 from apps.memories import scoring
-from apps.memories.embeddings import get_embedder
 from apps.memories.extraction import salience
 from apps.memories.models import Memory, MemoryEntity, MemoryRevision
 from apps.memories.services.consolidation import memory_merge
 from apps.memories.services.revisions import memory_snapshot, revision_record
-from apps.memories.services.writing import RECENT_SAMPLE, current_memories, memories_embed, memory_supersede
+from apps.memories.services.writing import (
+    EMBEDDING_FIELDS,
+    RECENT_SAMPLE,
+    current_memories,
+    memories_vectors_refresh,
+    memory_supersede,
+)
 
 
 def _scope_centroid(memory: Memory) -> np.ndarray | None:
@@ -79,21 +84,17 @@ def memories_reembed(*, memories: Sequence[Memory], actor: str) -> int:
     whole store: apps.memories.services.reembed.reembed.)"""
     if not memories:
         return 0
-    embedder = get_embedder()
-    vectors = memories_embed(memories)
+    previous = {memory.pk: memory.embedding_model for memory in memories}
+    memories_vectors_refresh(memories)
     with transaction.atomic():
-        for memory, vector, context_vector in zip(memories, vectors.own, vectors.context, strict=True):
-            previous = memory.embedding_model
-            memory.embedding = vector.tolist()
-            memory.context_embedding = context_vector.tolist() if context_vector is not None else None
-            memory.embedding_model = embedder.name
-            memory.save(update_fields=["embedding", "context_embedding", "embedding_model", "updated_at"])
+        for memory in memories:
+            memory.save(update_fields=[*EMBEDDING_FIELDS, "updated_at"])
             revision_record(
                 memory=memory,
                 action=MemoryRevision.Action.REEMBEDDED,
                 actor=actor,
-                before={"embedding_model": previous},
-                after={"embedding_model": embedder.name},
+                before={"embedding_model": previous[memory.pk]},
+                after={"embedding_model": memory.embedding_model},
             )
     return len(memories)
 

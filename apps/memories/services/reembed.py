@@ -10,7 +10,7 @@ from django.db.models import Q, QuerySet
 
 from apps.memories.embeddings import get_embedder
 from apps.memories.models import KnowledgeChunk, Memory, MemoryRevision
-from apps.memories.services.writing import memories_embed
+from apps.memories.services.writing import EMBEDDING_FIELDS, memories_vectors_refresh
 from apps.tenants.models import Tenant
 
 BATCH = 256
@@ -53,14 +53,10 @@ def reembed(
     memories, chunks = reembed_queryset(tenant=tenant, everything=everything)
     done = {"memories": 0, "chunks": 0}
     for batch in _batches(memories.only("pk", "tenant_id", "content", "index_terms", "embedding_model"), BATCH):
-        vectors = memories_embed(batch)
+        previous = {memory.pk: memory.embedding_model for memory in batch}
+        memories_vectors_refresh(batch)
         with transaction.atomic():
-            for memory, vector, context_vector in zip(batch, vectors.own, vectors.context, strict=True):
-                memory.embedding, previous = vector.tolist(), memory.embedding_model
-                memory.context_embedding = context_vector.tolist() if context_vector is not None else None
-                memory.embedding_model = embedder.name
-                memory._previous_model = previous  # type: ignore[attr-defined]
-            Memory.objects.bulk_update(batch, ["embedding", "context_embedding", "embedding_model"])
+            Memory.objects.bulk_update(batch, EMBEDDING_FIELDS)
             MemoryRevision.objects.bulk_create(
                 [
                     MemoryRevision(
@@ -68,7 +64,7 @@ def reembed(
                         tenant_id=memory.tenant_id,
                         action=MemoryRevision.Action.REEMBEDDED,
                         actor=actor,
-                        before={"embedding_model": memory._previous_model},  # type: ignore[attr-defined]
+                        before={"embedding_model": previous[memory.pk]},
                         after={"embedding_model": embedder.name},
                     )
                     for memory in batch

@@ -89,6 +89,20 @@ def memories_embed(memories: Sequence[Memory], *, own: bool = True) -> MemoryVec
     return MemoryVectors(own=vectors[:split], context=[next(rest) if text else None for text in contexts])
 
 
+EMBEDDING_FIELDS = ["embedding", "context_embedding", "embedding_model"]
+
+
+def memories_vectors_refresh(memories: Sequence[Memory]) -> None:
+    """Recompute stored memories' own and context embeddings (one embedder call) and set them, with the
+    model's name, on the instances; the caller saves EMBEDDING_FIELDS."""
+    vectors = memories_embed(memories)
+    model = get_embedder().name
+    for memory, vector, context_vector in zip(memories, vectors.own, vectors.context, strict=True):
+        memory.embedding = vector.tolist()
+        memory.context_embedding = context_vector.tolist() if context_vector is not None else None
+        memory.embedding_model = model
+
+
 def memories_context_embed(*, memory_ids: Sequence[Any]) -> int:
     """Give the memories the ingest wrote their context embeddings (a worker's job, after the response: the
     search uses a memory's own cosine until then). Memories edited, reembedded, superseded or deleted in the

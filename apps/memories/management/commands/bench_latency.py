@@ -141,6 +141,7 @@ class Command(BaseCommand):
         with tqdm(total=end - start, unit="memory", desc=f"growing to {end}", file=self.stdout) as bar:
             for batch_start in range(start, end, INSERT_BATCH):
                 batch = []
+                around: dict[Any, str] = {}  # an episode's words and those of the turns around it
                 for index in range(batch_start, min(end, batch_start + INSERT_BATCH)):
                     slot = index % 5
                     if slot == 0:
@@ -165,45 +166,40 @@ class Command(BaseCommand):
                         index % 5 if slot else (index // 5) % 5
                     ]
                     age = timedelta(days=float(rng.integers(0, 400)))
-                    batch.append(
-                        Memory(
-                            tenant=tenant,
-                            contact=contact,
-                            memory_type=kind,
-                            content=content,
-                            content_hash=content_hash(content),
-                            embedding=vector.tolist(),
-                            context_embedding=context.tolist(),
-                            embedding_model="bench",
-                            importance=float(rng.uniform(0.2, 0.95)),
-                            base_importance=0.5,
-                            decay_rate=0.005,
-                            access_count=int(rng.integers(0, 30)),
-                            accessed_at=now - age,
-                            occurred_at=now - age,
-                            valid_from=now - age,
-                            source_session_id=f"s{index // 20}",
-                            metadata={"pool": source},
-                        )
+                    memory = Memory(
+                        tenant=tenant,
+                        contact=contact,
+                        memory_type=kind,
+                        content=content,
+                        content_hash=content_hash(content),
+                        embedding=vector.tolist(),
+                        context_embedding=context.tolist(),
+                        embedding_model="bench",
+                        importance=float(rng.uniform(0.2, 0.95)),
+                        base_importance=0.5,
+                        decay_rate=0.005,
+                        access_count=int(rng.integers(0, 30)),
+                        accessed_at=now - age,
+                        occurred_at=now - age,
+                        valid_from=now - age,
+                        source_session_id=f"s{index // 20}",
                     )
+                    batch.append(memory)
+                    if kind == "episode":
+                        around[memory.pk] = "\n".join([texts[source - 1], content, texts[(source + 1) % len(texts)]])
                 Memory.objects.bulk_create(batch)
-                self._as_ingested(tenant, batch, entities, texts)
+                self._as_ingested(tenant, batch, entities, around)
                 bar.update(len(batch))
 
-    def _as_ingested(self, tenant, batch: list[Memory], entities, texts: list[str]) -> None:  # type: ignore[no-untyped-def]
-        """What ingest adds to a row besides its vectors: an episode's context_vector (the words of its turn
-        and of the turns around it, here the neighbouring pool texts), and links to the entities its text
-        names (a person or place of the corpus, one entity per scope and name, as extraction keys them)."""
-        episodes = [memory for memory in batch if memory.memory_type == "episode"]
-        around = []
-        for memory in episodes:
-            source = int(memory.metadata["pool"])
-            around.append("\n".join([texts[source - 1], memory.content, texts[(source + 1) % len(texts)]]))
+    def _as_ingested(self, tenant, batch: list[Memory], entities, around: dict[Any, str]) -> None:  # type: ignore[no-untyped-def]
+        """What ingest adds to a row besides its vectors: an episode's context_vector (`around`: the words of
+        its turn and of the turns around it, here the neighbouring pool texts), and links to the entities its
+        text names (a person or place of the corpus, one entity per scope and name, as extraction keys them)."""
         with connection.cursor() as cursor:
             cursor.execute(
                 "UPDATE memories_memory m SET context_vector = to_tsvector('english', v.text) "
                 "FROM unnest(%s::uuid[], %s::text[]) AS v(id, text) WHERE m.id = v.id",
-                [[memory.pk for memory in episodes], around],
+                [list(around), list(around.values())],
             )
         links: list[tuple[Memory, tuple[Any, str, str]]] = []
         for memory in batch:
