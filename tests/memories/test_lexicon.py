@@ -7,6 +7,7 @@ import random
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from apps.core.redis import get_redis
@@ -177,11 +178,10 @@ def _episodes(tenant, contact, sessions: int, turns: int) -> None:
 
 
 def test_a_tenant_the_planner_does_not_know_yet_probes_neighbours_through_the_session_index(tenant, other_tenant):
-    """Statistics taken before a tenant's rows exist estimate it at one row. With a lone tenant_id index on
-    the table the planner then probed each candidate's neighbours by scanning the whole tenant through it
-    (a LoCoMo-sized contact: 47 instead of 12 ms per search); every tenant index now leads to the session one."""
-    from django.db import connection
-
+    """Statistics taken before a tenant's rows exist estimate it (and its contacts) at one row. With the
+    scope's tenant and contact as constants in the neighbour probes, the planner then probed through the lone
+    contact_id index, scanning the whole contact per candidate (a LoCoMo-sized contact: 47 instead of 12 ms
+    per search); with the owner taken from the candidate, it probes through memory_session_turn_idx."""
     _episodes(other_tenant, ContactFactory(tenant=other_tenant, external_id="big"), sessions=40, turns=100)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE memories_memory")
