@@ -10,8 +10,9 @@ application = get_wsgi_application()
 
 def freeze_startup_objects() -> int:
     """Import every view now (Django imports the URLconf lazily, on the first request), then move what
-    start-up allocated (~185k objects: modules, classes, functions) out of the collector's reach. Each automatic full collection walked all of them, stalling the request it fell in by
-    93–173 ms on the development machine (docs/benchmarks.md); frozen, it walks only what requests allocate.
+    start-up allocated (~185k objects: modules, classes, functions) out of the collector's reach. Each
+    automatic full collection walked all of them, stalling the request it fell in by 93–173 ms on the
+    development machine (docs/benchmarks.md); frozen, it walks only what requests allocate.
     Under gunicorn --preload the frozen pages also stay shared between workers. Returns the count frozen."""
     get_resolver().url_patterns  # noqa: B018 — the attribute access is what imports the views
     gc.collect()
