@@ -430,7 +430,10 @@ def _candidates(
     selective = _selective(lexemes, stats)
     if selective and KEYWORD_CANDIDATES > 0:
         # ranked by the IDF of the query words each match holds (an IDF-weighted coordination level: BM25
-        # without term frequency); ts_rank_cd ignored IDF and let a speaker's name crowd out the rare words
+        # without term frequency); ts_rank_cd ignored IDF and let a speaker's name crowd out the rare words.
+        # Matches of the same words tie: the one closer to the query in meaning goes first (by id, a random
+        # UUID, before: LoCoMo R@10 0.7988 -> 0.8000 on the same ingest, both halves up; the keyword source
+        # +0.2 ms p50 on LoCoMo contacts, +0.01 ms at 100k where few memories match)
         terms = []
         for index, (quoted, weight) in enumerate(zip(_quoted(lexemes), params["search_idfs"], strict=True)):
             params[f"term_{index}"] = quoted
@@ -441,7 +444,8 @@ def _candidates(
         ctes.append(
             f"keyword AS (SELECT m.id FROM memories_memory m WHERE {unowned_sql} "
             f"AND {scope.matching('%(keyword_query)s::tsquery')} "
-            f"ORDER BY {' + '.join(terms)} DESC, m.id LIMIT %(keyword_limit)s)"
+            f"ORDER BY {' + '.join(terms)} DESC, m.embedding <=> %(vector)s::vector, m.id "
+            "LIMIT %(keyword_limit)s)"
         )
         sources.append(f"SELECT id, {_SOURCE_BITS['keyword']} AS bit FROM keyword")
     if entities and ENTITY_CANDIDATES > 0:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import uuid
 from datetime import timedelta
 
 import pytest
@@ -12,7 +13,7 @@ from django.utils import timezone
 
 from apps.core.redis import get_redis
 from apps.memories import retrieval
-from apps.memories.embeddings import content_hash
+from apps.memories.embeddings import content_hash, get_embedder
 from apps.memories.models import Memory
 from apps.memories.retrieval import _query_terms, _Scope, _scope_stats, memory_search
 from apps.memories.services import lexicon
@@ -246,3 +247,17 @@ def test_keyword_candidates_come_from_the_scope_asked_only(tenant, other_tenant,
     assert [(item.memory.pk, item.found_by) for item in found] == [(own.pk, ("keyword",))]
     found = memory_search(tenant=tenant, contact=None, query="zeppelin", top_k=50).results
     assert [(item.memory.pk, item.found_by) for item in found] == [(brain.pk, ("keyword",))]
+
+
+def test_keyword_candidates_holding_the_same_words_go_closest_in_meaning_first(tenant, contact, monkeypatch):
+    """A tie in the query words held is broken by cosine to the query, not by id (a random UUID): the far
+    memory gets the smallest possible id, so ordering by id alone would take it."""
+    texts = {"far": "Kiln Street parking permit renewal is due", "near": "the kiln cracked while firing my clay bowls"}
+    vectors = dict(zip(texts, get_embedder().embed_batch(list(texts.values())), strict=True))
+    far, near = bulk(tenant, contact, list(texts.values()))
+    Memory.objects.filter(pk=far.pk).update(id=uuid.UUID(int=0), embedding=vectors["far"].tolist())
+    Memory.objects.filter(pk=near.pk).update(embedding=vectors["near"].tolist())
+    monkeypatch.setattr(retrieval, "VECTOR_CANDIDATES", 0)
+    monkeypatch.setattr(retrieval, "KEYWORD_CANDIDATES", 1)
+    result = memory_search(tenant=tenant, contact=contact, query="Tell me about the kiln and my ceramics", top_k=5)
+    assert [item.memory.pk for item in result.results if "keyword" in item.found_by] == [near.pk]
