@@ -82,6 +82,7 @@ def test_bench_latency_grows_a_tenant_and_measures_both_endpoints():
     assert len(lines) == 2 * 2  # one line per size as measured, again in the summary
     assert lines[0].startswith("     40 memories") and lines[1].startswith("     80 memories")
     assert "POST /memories/search" in lines[0]
+    assert out.getvalue().count("machine reference: one query embedding back to back, p50 ") == 2
     assert not Tenant.objects.filter(slug__startswith="bench-latency").exists()
 
 

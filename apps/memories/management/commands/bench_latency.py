@@ -62,6 +62,8 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         sizes = sorted(int(size) for size in options["sizes"].split(","))
         self._warn_if_hnsw_bloated()
+        reference = self._machine_reference()
+        self.stdout.write(reference)
         run = timezone.now().strftime("%Y%m%d%H%M%S")
         tenant = tenant_create(name=f"bench latency {run}", slug=f"bench-latency-{run}")
         client = APIClient()
@@ -117,7 +119,22 @@ class Command(BaseCommand):
         finally:
             if not options["keep"]:
                 tenant.delete()
-        self.stdout.write("\n".join(["", "summary:", *lines]))
+        self.stdout.write("\n".join(["", "summary:", *lines, reference]))
+
+    def _machine_reference(self, runs: int = 200) -> str:
+        """How fast this machine is today: one fixed query embedded back to back, uncached (pure CPU work, no
+        database). Such an embedding took from 2.7 to 4.5 ms on different days on this kind of machine
+        (docs/benchmarks.md): latency figures from different days compare only next to this line."""
+        embedder = get_embedder()
+        inner = embedder.inner if isinstance(embedder, CachedEmbedder) else embedder
+        text = "What did I tell you about the trip to the lake with my sister last summer?"
+        inner.embed_batch([text])
+        timings = []
+        for _ in range(runs):
+            began = time.perf_counter()
+            inner.embed_batch([text])
+            timings.append((time.perf_counter() - began) * 1000)
+        return f"machine reference: one query embedding back to back, p50 {statistics.median(timings):.2f} ms"
 
     def _warn_if_hnsw_bloated(self) -> None:
         """An HNSW index much larger than its live rows (deleted tenants' graph kept, new rows inserted into
