@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 import pytest
 from django.core.management import call_command
@@ -82,7 +83,8 @@ def test_bench_latency_grows_a_tenant_and_measures_both_endpoints():
     assert len(lines) == 2 * 2  # one line per size as measured, again in the summary
     assert lines[0].startswith("     40 memories") and lines[1].startswith("     80 memories")
     assert "POST /memories/search" in lines[0]
-    assert out.getvalue().count("machine reference: one query embedding back to back, p50 ") == 2
+    assert out.getvalue().count("machine reference (one query embedded back to back, uncached): p50 ") == 2
+    assert re.search(r"p50 \d+\.\d\d ms before, \d+\.\d\d ms after", out.getvalue())
     assert not Tenant.objects.filter(slug__startswith="bench-latency").exists()
 
 

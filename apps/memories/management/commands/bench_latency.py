@@ -63,7 +63,7 @@ class Command(BaseCommand):
         sizes = sorted(int(size) for size in options["sizes"].split(","))
         self._warn_if_hnsw_bloated()
         reference = self._machine_reference()
-        self.stdout.write(reference)
+        self.stdout.write(f"machine reference (one query embedded back to back, uncached): p50 {reference:.2f} ms")
         run = timezone.now().strftime("%Y%m%d%H%M%S")
         tenant = tenant_create(name=f"bench latency {run}", slug=f"bench-latency-{run}")
         client = APIClient()
@@ -119,9 +119,13 @@ class Command(BaseCommand):
         finally:
             if not options["keep"]:
                 tenant.delete()
-        self.stdout.write("\n".join(["", "summary:", *lines, reference]))
+        footer = (
+            f"machine reference (one query embedded back to back, uncached): p50 {reference:.2f} ms before, "
+            f"{self._machine_reference():.2f} ms after"
+        )
+        self.stdout.write("\n".join(["", "summary:", *lines, footer]))
 
-    def _machine_reference(self, runs: int = 200) -> str:
+    def _machine_reference(self, runs: int = 200) -> float:
         """How fast this machine is today: one fixed query embedded back to back, uncached (pure CPU work, no
         database). Such an embedding took from 2.7 to 4.5 ms on different days on this kind of machine
         (docs/benchmarks.md): latency figures from different days compare only next to this line."""
@@ -134,7 +138,7 @@ class Command(BaseCommand):
             began = time.perf_counter()
             inner.embed_batch([text])
             timings.append((time.perf_counter() - began) * 1000)
-        return f"machine reference: one query embedding back to back, p50 {statistics.median(timings):.2f} ms"
+        return statistics.median(timings)
 
     def _warn_if_hnsw_bloated(self) -> None:
         """An HNSW index much larger than its live rows (deleted tenants' graph kept, new rows inserted into
