@@ -40,6 +40,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from apps.contacts.models import Contact
+from apps.core.rows import bound_cursor
 from apps.memories import relevance as relevance_rules
 from apps.memories import scoring
 from apps.memories.embeddings import get_embedder, vector_literal
@@ -239,7 +240,7 @@ def _query_terms(scope: _Scope, query: str) -> _Terms:
     current = (
         f"JOIN memories_memory m ON m.id = me.memory_id WHERE {scope_sql} AND " if scope.memory_types else "WHERE "
     )
-    with connection.cursor() as cursor:
+    with bound_cursor() as cursor:
         cursor.execute(
             "SELECT q.lexemes, e.id, e.entity_type, e.slug, e.linked "
             "FROM (SELECT coalesce(array_agg(lexeme), '{}') AS lexemes "
@@ -287,7 +288,7 @@ def _scope_stats(scope: _Scope, lexemes: list[str]) -> _Stats:
         for column in ("search_vector", "context_vector")
         for index in range(len(lexemes))
     ]
-    with connection.cursor() as cursor:
+    with bound_cursor() as cursor:
         cursor.execute(
             "SELECT count(*), coalesce(avg(length(m.search_vector)), 0), coalesce(avg(length(m.context_vector)), 0)"
             + "".join(f", {count}" for count in filters)
@@ -492,7 +493,7 @@ def _candidates(
         "      WHERE me.memory_id = m.id AND me.entity_id = ANY(%(entity_ids)s::uuid[])) "
         "FROM candidate k JOIN memories_memory m ON m.id = k.id"
     )
-    with connection.cursor() as cursor:
+    with bound_cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     return [
@@ -596,7 +597,7 @@ def memory_entities(*, memory_ids: Sequence[Any]) -> dict[Any, list[EntityRef]]:
     linked: dict[Any, list[EntityRef]] = {memory_id: [] for memory_id in memory_ids}
     if not memory_ids:
         return linked
-    with connection.cursor() as cursor:
+    with bound_cursor() as cursor:
         cursor.execute(
             "SELECT me.memory_id, e.id, e.entity_type, e.slug, e.display_name, e.metadata "
             "FROM memories_memoryentity me JOIN entities_entity e ON e.id = me.entity_id "

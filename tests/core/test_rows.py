@@ -1,0 +1,24 @@
+"""Hand-written statements on the hot path: the cursor that binds parameters on the server."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from apps.core.rows import bound_cursor
+
+pytestmark = pytest.mark.django_db
+
+
+def test_bound_cursor_sends_parameters_apart_from_the_sql_and_execute_wrappers_still_see_it() -> None:
+    vector = "[" + ",".join(["0.5"] * 384) + "]"
+    with CaptureQueriesContext(connection) as captured, bound_cursor() as cursor:
+        cursor.execute("SELECT %(v)s::vector <=> %(v)s::vector, %(n)s::int + 1", {"v": vector, "n": 41})
+        assert cursor.fetchone() == (0.0, 42)
+        # psycopg's ClientCursor (Django's default) writes the values into the text; this one does not
+        assert isinstance(cursor.cursor, psycopg.Cursor)
+        assert not isinstance(cursor.cursor, psycopg.ClientCursor)
+    assert len(captured.captured_queries) == 1
+    assert "<=>" in captured.captured_queries[0]["sql"]
