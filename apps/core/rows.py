@@ -53,7 +53,7 @@ def bound_cursor() -> Iterator[CursorWrapper]:
     read statements of the search path. Django's default cursor writes every parameter into the SQL text
     on the client: the candidate statement then carried the query vector's 384 numbers four times, ~36 KB
     for PostgreSQL to parse and psycopg to quote. Measured on the 1,986 LoCoMo searches, alternating in
-    blocks of 20: p50 31.1 → 29.9 ms, p95 43.1 → 41.4 ms. Not the connection-wide setting
+    blocks of 20: p50 32.05 → 30.54 ms, p95 44.35 → 42.35 ms (docs/benchmarks.md). Not the connection-wide setting
     (OPTIONS["server_side_binding"]): a statement holds at most 65,535 bound parameters, which bulk inserts
     exceed. psycopg prepares nothing here (Django's prepare_threshold is None): every statement is planned
     for its own values, as before."""
