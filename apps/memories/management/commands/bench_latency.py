@@ -127,8 +127,8 @@ class Command(BaseCommand):
 
     def _machine_reference(self, runs: int = 200) -> float:
         """How fast this machine is today: one fixed query embedded back to back, uncached (pure CPU work, no
-        database). Such an embedding took from 2.7 to 4.5 ms on different days on this kind of machine
-        (docs/benchmarks.md): latency figures from different days compare only next to this line."""
+        database). Such an embedding took from 2.7 to 8.9 ms on this kind of machine, 4.6 to 8.9 ms within one
+        afternoon (docs/benchmarks.md): latency figures from different runs compare only next to this line."""
         embedder = get_embedder()
         inner = embedder.inner if isinstance(embedder, CachedEmbedder) else embedder
         text = "What did I tell you about the trip to the lake with my sister last summer?"
