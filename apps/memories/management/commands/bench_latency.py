@@ -38,7 +38,7 @@ from tqdm import tqdm
 from apps.contacts.models import Contact, ContactState
 from apps.core.redis import get_redis
 from apps.entities.models import Entity
-from apps.memories.benchmarks import as_in_production
+from apps.memories.benchmarks import as_in_production, hnsw_bloat_note
 from apps.memories.benchmarks.corpus import NAMES, PLACES, memory_texts, queries
 from apps.memories.embeddings import CachedEmbedder, content_hash, get_embedder
 from apps.memories.models import Memory, MemoryEntity
@@ -47,7 +47,6 @@ from apps.tenants.services import api_key_create, tenant_create
 
 POOL = 4000
 INSERT_BATCH = 2000
-HNSW_BYTES_PER_ROW = 2048  # pgvector HNSW, 384 dimensions, m = 16: ~195 MB per 100k memories
 
 
 class Command(BaseCommand):
@@ -61,7 +60,8 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         sizes = sorted(int(size) for size in options["sizes"].split(","))
-        self._warn_if_hnsw_bloated()
+        if note := hnsw_bloat_note():
+            self.stdout.write(note)
         reference = self._machine_reference()
         self.stdout.write(f"machine reference (one query embedded back to back, uncached): p50 {reference:.2f} ms")
         run = timezone.now().strftime("%Y%m%d%H%M%S")
@@ -139,23 +139,6 @@ class Command(BaseCommand):
             inner.embed_batch([text])
             timings.append((time.perf_counter() - began) * 1000)
         return statistics.median(timings)
-
-    def _warn_if_hnsw_bloated(self) -> None:
-        """An HNSW index much larger than its live rows (deleted tenants' graph kept, new rows inserted into
-        its freed slots) made searches 40-50% slower (docs/benchmarks.md): say so before measuring."""
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT pg_relation_size('memory_embedding_hnsw'), "
-                "(SELECT count(*) FROM memories_memory WHERE embedding IS NOT NULL)"
-            )
-            row = cursor.fetchone()
-        assert row is not None
-        size, rows = int(row[0]), int(row[1])
-        if size > HNSW_BYTES_PER_ROW * 2 * rows + 50 * 2**20:
-            self.stdout.write(
-                f"note: the HNSW index is {size / 2**20:.0f} MB for {rows} embedded memories (bulk deletions keep "
-                "its graph); figures will be slower than on a rebuilt index: VACUUM FULL memories_memory first."
-            )
 
     def _grow(self, tenant, heavy, light_contacts, entities, texts, pool, rng, start: int, end: int) -> None:  # type: ignore[no-untyped-def]
         now = timezone.now()
