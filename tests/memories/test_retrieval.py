@@ -357,6 +357,46 @@ def test_reranker_setting_falls_back_to_the_blended_score_without_its_model(tena
     assert reranked == baseline
 
 
+class _LongerIsBetterCrossEncoder:
+    """A stand-in for the cross-encoder model (none can be loaded offline here): `predict` on (query, text)
+    pairs, as sentence-transformers' CrossEncoder does, returning raw logits (any real number). It prefers
+    longer texts, an order the blended score does not have, so that the test sees the reranker's order."""
+
+    def __init__(self) -> None:
+        self.pairs: list[tuple[str, str]] = []
+
+    def predict(self, pairs):  # type: ignore[no-untyped-def]
+        self.pairs += pairs
+        return np.array([len(text) / 10 - 3 for _, text in pairs])
+
+
+def test_reranker_replaces_the_similarity_of_the_head_and_reorders_it(tenant, contact, settings, monkeypatch):
+    """memory-logic.txt §2.5: the cross-encoder's relevance replaces similarity (squashed into [0, 1]) for
+    the top RERANK_TOP candidates, which are sorted by the recomputed score; the rest keep theirs, after."""
+    for text in ["Works at Infosys as a backend engineer", "Loves hiking in the mountains", "Has a dog named Bruno"]:
+        add(tenant, contact, text)
+    query = "has he got a dog or a job"
+    blended = memory_search(tenant=tenant, contact=contact, query=query, top_k=3).results
+    assert blended[0].memory.content == "Has a dog named Bruno"
+    model = _LongerIsBetterCrossEncoder()
+    monkeypatch.setattr(retrieval, "_cross_encoder", lambda: model)
+    monkeypatch.setattr(retrieval, "RERANK_TOP", 2)
+    settings.ENGRAM = {**settings.ENGRAM, "RERANKER_ENABLED": True}
+    reranked = memory_search(tenant=tenant, contact=contact, query=query, top_k=3).results
+
+    assert model.pairs == [(query, item.memory.content) for item in blended[:2]]  # only the head is scored
+    weights = scoring.CONTACT_WEIGHTS
+    for item in reranked[:2]:
+        raw = model.predict([(query, item.memory.content)])[0]
+        assert item.signals.similarity == pytest.approx(1 / (1 + math.exp(-raw)))
+        assert item.score == pytest.approx(scoring.retrieval_score(item.signals, weights))
+    assert reranked[0].score >= reranked[1].score
+    assert reranked[0].memory.content == "Works at Infosys as a backend engineer"  # the longer of the head
+    assert {item.memory.pk for item in reranked[:2]} == {item.memory.pk for item in blended[:2]}
+    tail, blended_tail = reranked[2], blended[2]  # the tail keeps its blended similarity and its place
+    assert (tail.memory.pk, tail.signals.similarity) == (blended_tail.memory.pk, blended_tail.signals.similarity)
+
+
 def test_an_entity_linked_to_the_cap_is_ubiquitous_unless_the_search_is_restricted_to_types(
     tenant, contact, monkeypatch
 ):
