@@ -24,9 +24,11 @@ def as_in_production() -> Iterator[None]:
 def hnsw_bloat_note(*, slack_bytes: int = HNSW_SLACK_BYTES) -> str | None:
     """A warning when the HNSW index is much larger than its live rows, else None.
 
-    Bulk deletions (a previous benchmark's tenant) keep their graph, and new rows are inserted into its
-    freed slots: searches were 40-50% slower at 100k memories, and LoCoMo's ~2x slower, until `VACUUM FULL`
-    rebuilt the index (docs/benchmarks.md). Both benchmark commands print this before measuring."""
+    Bulk deletions (a previous benchmark's tenant) keep their graph, and a new 100k tenant inserted into its
+    freed slots searched 40-50% slower until `VACUUM FULL` rebuilt the index (docs/benchmarks.md, session 5):
+    bench_latency prints this before measuring. LoCoMo's small scopes, whose rows were there before the
+    deletion, searched as fast with the bloated index as after a rebuild (session 8), so bench_retrieval
+    does not."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT pg_relation_size('memory_embedding_hnsw'), "

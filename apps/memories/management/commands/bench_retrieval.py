@@ -25,7 +25,7 @@ from django.utils import timezone
 from tqdm import tqdm
 
 from apps.contacts.models import Contact
-from apps.memories.benchmarks import as_in_production, hnsw_bloat_note
+from apps.memories.benchmarks import as_in_production
 from apps.memories.embeddings import get_embedder
 from apps.memories.retrieval import memory_search
 from apps.memories.services.ingest import IngestItem, created_memory_ids, ingest_messages
@@ -98,8 +98,6 @@ class Command(BaseCommand):
         if not path.exists():
             raise CommandError(f"{path} not found (the dataset is read from ../shared/data, never copied here)")
         data = json.loads(path.read_text())
-        if note := hnsw_bloat_note():
-            self.stdout.write(note)
         if options["limit"]:
             data = data[: options["limit"]]
         run = timezone.now().strftime("%Y%m%d%H%M%S")
