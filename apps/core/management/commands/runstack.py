@@ -1,5 +1,8 @@
 """`make run`: migrate, seed the demo tenant, then run web + Celery worker + Celery beat together.
 
+The web server is gunicorn, as in production (`--preload`: the application, its views and the frozen
+start-up objects are loaded once and shared by the forked workers), sized by `web_workers()`.
+
 Ctrl-C (or SIGTERM) stops all three, then the embedded PostgreSQL and Redis this command started.
 With DATABASE_URL / REDIS_URL set, nothing embedded is started or stopped.
 """
@@ -21,6 +24,14 @@ from django.core.management.base import BaseCommand
 from config import embedded
 
 
+def web_workers() -> int:
+    """gunicorn's sync workers for this machine: two per core, at least three. A request holds its
+    worker for its whole duration (a 200-message batch ingest: about a second), so one more worker than
+    the cores keeps reads from queueing behind writes; more than two per core only adds context switches
+    (the embedder and PostgreSQL are CPU-bound on the same cores). docs/architecture.md, "Sizing"."""
+    return max(3, 2 * (os.cpu_count() or 1))
+
+
 class Command(BaseCommand):
     help = "Run the whole Engram stack (web, worker, beat) in the foreground."
 
@@ -28,13 +39,21 @@ class Command(BaseCommand):
         parser.add_argument("--host", default=os.environ.get("ENGRAM_HOST", "127.0.0.1"))
         parser.add_argument("--port", default=os.environ.get("ENGRAM_PORT", "8000"))
         parser.add_argument("--concurrency", default=os.environ.get("ENGRAM_WORKER_CONCURRENCY", "2"))
+        parser.add_argument(
+            "--web-workers",
+            type=int,
+            default=int(os.environ.get("ENGRAM_WEB_WORKERS", "0")) or web_workers(),
+            help="gunicorn worker processes (default: web_workers(), from the number of cores)",
+        )
+        parser.add_argument("--no-seed", action="store_true", help="do not seed the demo tenant")
 
     def handle(self, *args: Any, **options: Any) -> None:
         self.stdout.write("Migrating…")
         call_command("migrate", interactive=False, verbosity=0)
         call_command("collectstatic", interactive=False, verbosity=0)
-        self.stdout.write("Seeding the demo tenant…")
-        call_command("seed_demo")
+        if not options["no_seed"]:
+            self.stdout.write("Seeding the demo tenant…")
+            call_command("seed_demo")
 
         child_env = {
             **os.environ,
@@ -45,7 +64,17 @@ class Command(BaseCommand):
         }
         python = sys.executable
         commands = {
-            "web": [python, "manage.py", "runserver", f"{options['host']}:{options['port']}", "--noreload"],
+            "web": [
+                python,
+                "-m",
+                "gunicorn",
+                "config.wsgi:application",
+                "--preload",
+                f"--workers={options['web_workers']}",
+                f"--bind={options['host']}:{options['port']}",
+                "--timeout=120",
+                "--access-logfile=-" if options["verbosity"] > 1 else "--error-logfile=-",
+            ],
             "worker": [
                 python,
                 "-m",

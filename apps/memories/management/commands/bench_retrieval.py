@@ -1,21 +1,23 @@
-"""Retrieval quality on LoCoMo, through the real ingest and search paths.
+"""Retrieval quality on LoCoMo.
 
-Each conversation is ingested as one contact (its own tenant, so message ids can be the dataset's dia_ids),
-with real session dates as occurred_at and speaker names kept (after each ingest batch, the context
-embeddings a worker would compute are computed in-process); every question is asked through
-memory_search; returned memories map back to turns through their provenance (source message ids).
+`--via-http` is the figure that counts (apps/memories/benchmarks/end_to_end.py): through HTTP against the
+stack `make run` starts, every conversation a contact of one shared tenant, asked fresh and settled, with
+turns stamped by their session's date (`session`, what LoCoMo gives) and spread 30 s apart (`spread`).
+
+Without it, an in-process diagnostic through the same ingest and search services: each conversation is
+ingested as one contact of its own tenant (message ids are the dataset's dia_ids), turns spread 30 s apart;
+after each ingest batch the context embeddings a worker would compute are computed in-process; every
+question is asked through memory_search; returned memories map back to turns through their provenance.
 R@k = share of a question's evidence turns among the first k distinct turns retrieved (LoCoMo's definition).
 """
 
 from __future__ import annotations
 
 import json
-import re
-import statistics
 import time
 from argparse import ArgumentParser
 from collections import defaultdict
-from datetime import UTC, datetime, timedelta
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -26,60 +28,28 @@ from tqdm import tqdm
 
 from apps.contacts.models import Contact
 from apps.memories.benchmarks import as_in_production
+from apps.memories.benchmarks.end_to_end import SETTLE_JOBS, Run, run_locomo_http
+from apps.memories.benchmarks.locomo import (
+    CATEGORIES,
+    KS,
+    evidence_ids,
+    percentiles,
+    ranked_turns,
+    recall_at,
+    recall_table,
+    speakers,
+    turns,
+)
+from apps.memories.benchmarks.stack import dump, running_stack
 from apps.memories.embeddings import get_embedder
 from apps.memories.retrieval import memory_search
 from apps.memories.services.ingest import IngestItem, created_memory_ids, ingest_messages
 from apps.memories.services.writing import memories_context_embed
 from apps.tenants.models import Tenant
 from apps.tenants.services import tenant_create
+from config.embedded import VAR_DIR
 
-CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
-KS = (5, 10, 25)
 BATCH = 500
-
-
-def parse_session_date(text: str) -> datetime:
-    """'1:56 pm on 8 May, 2023' → aware datetime (UTC)."""
-    cleaned = re.sub(r"\s+", " ", text.strip())
-    for layout in ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%I:%M %p on %B %d, %Y"):
-        try:
-            return datetime.strptime(cleaned, layout).replace(tzinfo=UTC)
-        except ValueError:
-            continue
-    raise ValueError(f"unknown LoCoMo date: {text!r}")
-
-
-def evidence_ids(raw: list[Any]) -> list[str]:
-    ids: list[str] = []
-    for item in raw:
-        ids += [part for part in re.split(r"[;,\s]+", str(item)) if part]
-    return ids
-
-
-def turn_text(turn: dict[str, Any]) -> str:
-    text = str(turn.get("text", "")).strip()
-    caption = turn.get("blip_caption")
-    if caption:
-        # how a chat client hands an image to a text memory: its caption
-        text = f"{text} [shares a photo: {caption}]".strip()
-    return text
-
-
-def sessions(conversation: dict[str, Any]) -> list[tuple[int, datetime, list[dict[str, Any]]]]:
-    found = []
-    for key, turns in conversation.items():
-        match = re.fullmatch(r"session_(\d+)", key)
-        if match and isinstance(turns, list):
-            number = int(match.group(1))
-            found.append((number, parse_session_date(conversation[f"session_{number}_date_time"]), turns))
-    return sorted(found)
-
-
-def recall_at(ranked_turns: list[str], evidence: list[str], k: int) -> float:
-    if not evidence:
-        return 1.0
-    top = set(ranked_turns[:k])
-    return sum(1 for item in evidence if item in top) / len(evidence)
 
 
 class Command(BaseCommand):
@@ -92,6 +62,27 @@ class Command(BaseCommand):
         parser.add_argument("--limit", type=int, default=0, help="only the first N conversations")
         parser.add_argument("--keep", action="store_true", help="keep the benchmark tenants afterwards")
         parser.add_argument("--json", dest="json_out", help="write the figures to this JSON file")
+        http = parser.add_argument_group("end to end (the headline figure)")
+        http.add_argument(
+            "--via-http",
+            action="store_true",
+            help="through HTTP against a running stack, one shared tenant, fresh and settled",
+        )
+        http.add_argument(
+            "--url", default="", help="the stack to measure (default: start one as `make run` does, then stop it)"
+        )
+        http.add_argument(
+            "--stamping",
+            default="session,spread",
+            help="comma-separated: session (every turn at its session's date, as LoCoMo gives) and/or spread",
+        )
+        http.add_argument("--batch", type=int, default=200, help="turns per POST /ingest/batch")
+        http.add_argument(
+            "--settle",
+            default="deferred",
+            help="background jobs run before the settled questions: deferred, or deferred,periodic",
+        )
+        http.add_argument("--details", help="write every question's ranked turns per phase to this JSON file")
 
     def handle(self, *args: Any, **options: Any) -> None:
         path = Path(options["path"])
@@ -100,6 +91,9 @@ class Command(BaseCommand):
         data = json.loads(path.read_text())
         if options["limit"]:
             data = data[: options["limit"]]
+        if options["via_http"]:
+            self._via_http(data, options)
+            return
         run = timezone.now().strftime("%Y%m%d%H%M%S")
         engram: dict[str, dict[int, list[float]]] = {f"R@{k}": defaultdict(list) for k in KS}
         baseline: dict[str, dict[int, list[float]]] = {f"R@{k}": defaultdict(list) for k in KS}
@@ -134,7 +128,7 @@ class Command(BaseCommand):
                         began = time.perf_counter()
                         result = memory_search(tenant=tenant, contact=contact, query=str(qa["question"]), top_k=50)
                         latencies.append((time.perf_counter() - began) * 1000)
-                        ranked = self._ranked_turns(result.results)
+                        ranked = ranked_turns(item.memory.source_message_ids for item in result.results)
                         for k in KS:
                             engram[f"R@{k}"][category].append(recall_at(ranked, evidence, k))
                         if turn_vectors is not None:
@@ -166,41 +160,86 @@ class Command(BaseCommand):
             )
 
     def _items(self, sample: dict[str, Any]) -> tuple[list[IngestItem], list[str], list[str]]:
-        conversation = sample["conversation"]
         items: list[IngestItem] = []
         texts: list[str] = []
         formatted: list[str] = []
-        for number, date, turns in sessions(conversation):
-            for index, turn in enumerate(turns):
-                text = turn_text(turn)
-                if not text:
-                    continue
-                items.append(
-                    IngestItem(
-                        contact_id=sample["sample_id"],
-                        conversation_id=f"session_{number}",
-                        message=text,
-                        role="user",
-                        message_id=turn["dia_id"],
-                        speaker=turn["speaker"],
-                        occurred_at=date + timedelta(seconds=index * 30),
-                        display_name=f"{conversation.get('speaker_a', '')} & {conversation.get('speaker_b', '')}",
-                    )
+        for turn in turns(sample, stamping="spread"):
+            items.append(
+                IngestItem(
+                    contact_id=sample["sample_id"],
+                    conversation_id=f"session_{turn.session}",
+                    message=turn.text,
+                    role="user",
+                    message_id=turn.dia_id,
+                    speaker=turn.speaker,
+                    occurred_at=turn.occurred_at,
+                    display_name=speakers(sample),
                 )
-                texts.append(text)
-                formatted.append(f'({date:%d %B %Y}) {turn["speaker"]} said, "{text}"')
+            )
+            texts.append(turn.text)
+            formatted.append(f'({turn.occurred_at:%d %B %Y}) {turn.speaker} said, "{turn.text}"')
         return items, texts, formatted
 
-    @staticmethod
-    def _ranked_turns(results: list[Any]) -> list[str]:
-        ranked: list[str] = []
-        seen: set[str] = set()
-        for item in results:
-            for message_id in item.memory.source_message_ids:
-                if message_id not in seen:
-                    seen.add(message_id)
-                    ranked.append(message_id)
-        return ranked
+    def _via_http(self, data: list[dict[str, Any]], options: dict[str, Any]) -> None:
+        stampings = [item for item in options["stamping"].split(",") if item]
+        settle_jobs = tuple(item for item in options["settle"].split(",") if item)
+        unknown = {*stampings} - {"session", "spread"} | {*settle_jobs} - set(SETTLE_JOBS)
+        if unknown:
+            raise CommandError(f"unknown --stamping/--settle value(s): {', '.join(sorted(unknown))}")
+        bars: list[tqdm] = []
+
+        def progress(label: str, total: int) -> Any:
+            bar = tqdm(total=total, desc=label, unit="it", file=self.stdout, leave=True)
+            bars.append(bar)
+            return bar.update
+
+        def on_poll(depth: int, busy: int) -> None:
+            if bars:
+                bars[-1].set_postfix_str(f"settling: queue {depth}, running {busy}")
+
+        runs: list[Run] = []
+        with ExitStack() as stack:
+            base_url = options["url"] or stack.enter_context(running_stack(log_path=VAR_DIR / "bench" / "stack.log"))
+            self.stdout.write(f"measuring {base_url} (server: {'given' if options['url'] else 'started here'})")
+            for stamping in stampings:
+                run = run_locomo_http(
+                    base_url=base_url,
+                    data=data,
+                    stamping=stamping,
+                    batch=options["batch"],
+                    settle_jobs=settle_jobs,
+                    keep=options["keep"],
+                    progress=progress,
+                    on_poll=on_poll,
+                )
+                for bar in bars:
+                    bar.close()
+                bars.clear()
+                runs.append(run)
+                self._print_run(run)
+        if options["json_out"]:
+            dump(options["json_out"], {"runs": [run.figures() for run in runs], "settle": settle_jobs})
+        if options["details"]:
+            dump(
+                options["details"],
+                {run.stamping: {name: phase.details for name, phase in run.phases.items()} for run in runs},
+            )
+
+    def _print_run(self, run: Run) -> None:
+        figures = run.figures()
+        ingest = figures["ingest"]
+        self.stdout.write(
+            f"\n== stamping: {run.stamping} — {ingest['turns']} turns in {ingest['seconds']} s "
+            f"({ingest['turns_per_second']} turns/s; batch p50 {ingest['batch_ms']['p50']} ms), "
+            f"settled in {figures['settle_seconds']} s"
+        )
+        self.stdout.write(recall_table({name: phase.recall for name, phase in run.phases.items()}))
+        for name, phase in figures["phases"].items():
+            latency = phase["search_ms"]
+            self.stdout.write(
+                f"{name}: R@10 {phase['recall']['overall']['R@10']:.4f}; search over HTTP "
+                f"p50 {latency['p50']} ms, p95 {latency['p95']} ms, p99 {latency['p99']} ms"
+            )
 
     @staticmethod
     def _report(
@@ -233,8 +272,5 @@ class Command(BaseCommand):
             rows.append(f"{name:<16} {count:>4}     " + "  ".join(cells))
         if baseline is not None:
             rows.append("(in brackets: plain cosine over raw turns, same embedder, same run)")
-        latency = {
-            "p50": round(statistics.median(latencies), 1) if latencies else None,
-            "p95": round(float(np.percentile(latencies, 95)), 1) if latencies else None,
-        }
+        latency = percentiles(latencies)
         return {"table": "\n".join(rows), "figures": figures, "latency_ms": latency}

@@ -1,0 +1,165 @@
+"""A running Engram as its clients meet it: an HTTP client for the end-to-end benchmarks, the stack that
+`make run` starts (gunicorn, Celery worker and beat) started on a free port, and the worker's queue
+watched until it has drained."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+from django.conf import settings
+
+from apps.core.redis import get_redis
+
+BASE_DIR = Path(settings.BASE_DIR)
+
+
+class HttpError(RuntimeError):
+    def __init__(self, method: str, path: str, status: int, body: str) -> None:
+        super().__init__(f"{method} {path} → {status}: {body[:500]}")
+        self.status = status
+
+
+@dataclass(frozen=True)
+class Timed:
+    body: Any
+    milliseconds: float
+
+
+class EngramClient:
+    """The public API over HTTP with one kept-alive connection, as a client library would hold it."""
+
+    def __init__(self, base_url: str, api_key: str, *, timeout: float = 300.0) -> None:
+        self.http = httpx.Client(
+            base_url=base_url.rstrip("/") + "/api/v1",
+            headers={"Authorization": f"Bearer {api_key}"},
+            timeout=timeout,
+        )
+
+    def close(self) -> None:
+        self.http.close()
+
+    def request(self, method: str, path: str, **kwargs: Any) -> Timed:
+        started = time.perf_counter()
+        response = self.http.request(method, path, **kwargs)
+        elapsed = (time.perf_counter() - started) * 1000
+        if response.status_code >= 400:
+            raise HttpError(method, path, response.status_code, response.text)
+        return Timed(response.json() if response.content else None, elapsed)
+
+    def ingest_batch(self, messages: list[dict[str, Any]]) -> Timed:
+        return self.request("POST", "/ingest/batch", json={"messages": messages})
+
+    def search(self, *, contact_id: str, query: str, top_k: int = 50) -> Timed:
+        return self.request("POST", "/memories/search", json={"contact_id": contact_id, "query": query, "top_k": top_k})
+
+    def context(self, *, contact_id: str, query: str) -> Timed:
+        return self.request("GET", f"/context/{contact_id}", params={"query": query})
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def healthy(base_url: str) -> bool:
+    """/healthz answers ok for the database, Redis and the worker (its heartbeat)."""
+    try:
+        response = httpx.get(base_url.rstrip("/") + "/healthz", timeout=5)
+    except httpx.HTTPError:
+        return False
+    return response.status_code == 200 and response.json().get("status") == "ok"
+
+
+@contextmanager
+def running_stack(*, log_path: Path, timeout: float = 180.0) -> Iterator[str]:
+    """`manage.py runstack` (what `make run` runs: gunicorn + worker + beat) on a free port, against this
+    process's database and Redis, until the block ends; yields its base URL. The servers it talks to are
+    named by URL, so runstack neither starts nor stops them."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "DATABASE_URL": settings.DATABASE_URL,
+        "REDIS_URL": settings.REDIS_URL,
+        "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "config.settings.local"),
+        "PYTHONUNBUFFERED": "1",
+    }
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    base_url = f"http://127.0.0.1:{port}"
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "manage.py", "runstack", "--port", str(port), "--no-seed"],
+            cwd=BASE_DIR,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            deadline = time.monotonic() + timeout
+            while not healthy(base_url):
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"the stack did not become healthy; see {log_path}")
+                time.sleep(0.5)
+            yield base_url
+        finally:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+                try:
+                    process.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    os.killpg(process.pid, signal.SIGKILL)
+                    process.wait()
+
+
+def queue_depth() -> int:
+    """Messages waiting in the broker's default queue (not yet taken by a worker)."""
+    return int(get_redis().llen(getattr(settings, "CELERY_TASK_DEFAULT_QUEUE", "celery")))
+
+
+def workers_busy() -> int | None:
+    """Tasks the workers are running or hold ready to run (countdown tasks waiting for their time are not
+    counted); None when no worker answered."""
+    from config.celery_app import app
+
+    inspector = app.control.inspect(timeout=1.0)
+    active, reserved = inspector.active(), inspector.reserved()
+    if active is None and reserved is None:
+        return None
+    return sum(len(tasks) for replies in (active or {}, reserved or {}) for tasks in replies.values())
+
+
+def wait_drained(
+    *, timeout: float = 1800.0, poll: float = 1.0, on_poll: Callable[[int, int], None] | None = None
+) -> float:
+    """Block until the queue is empty and no worker runs a task, twice in a row (beat keeps queueing its
+    30-second jobs, which take milliseconds). Returns the seconds waited."""
+    started = time.monotonic()
+    quiet = 0
+    while quiet < 2:
+        if time.monotonic() - started > timeout:
+            raise RuntimeError(f"the worker queue did not drain in {timeout:.0f} s")
+        depth, busy = queue_depth(), workers_busy()
+        if busy is None:
+            raise RuntimeError("no Celery worker answered: is the stack running?")
+        if on_poll is not None:
+            on_poll(depth, busy)
+        quiet = quiet + 1 if depth == 0 and busy == 0 else 0
+        time.sleep(poll)
+    return time.monotonic() - started
+
+
+def dump(path: str | Path, figures: dict[str, Any]) -> None:
+    Path(path).write_text(json.dumps(figures, indent=2, default=str))
