@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
+import requests
 from django.conf import settings
 
 from apps.core.redis import get_redis
@@ -41,18 +41,17 @@ class EngramClient:
     """The public API over HTTP with one kept-alive connection, as a client library would hold it."""
 
     def __init__(self, base_url: str, api_key: str, *, timeout: float = 300.0) -> None:
-        self.http = httpx.Client(
-            base_url=base_url.rstrip("/") + "/api/v1",
-            headers={"Authorization": f"Bearer {api_key}"},
-            timeout=timeout,
-        )
+        self.base_url = base_url.rstrip("/") + "/api/v1"
+        self.timeout = timeout
+        self.http = requests.Session()
+        self.http.headers["Authorization"] = f"Bearer {api_key}"
 
     def close(self) -> None:
         self.http.close()
 
     def request(self, method: str, path: str, **kwargs: Any) -> Timed:
         started = time.perf_counter()
-        response = self.http.request(method, path, **kwargs)
+        response = self.http.request(method, self.base_url + path, timeout=self.timeout, **kwargs)
         elapsed = (time.perf_counter() - started) * 1000
         if response.status_code >= 400:
             raise HttpError(method, path, response.status_code, response.text)
@@ -77,8 +76,8 @@ def free_port() -> int:
 def healthy(base_url: str) -> bool:
     """/healthz answers ok for the database, Redis and the worker (its heartbeat)."""
     try:
-        response = httpx.get(base_url.rstrip("/") + "/healthz", timeout=5)
-    except httpx.HTTPError:
+        response = requests.get(base_url.rstrip("/") + "/healthz", timeout=5)
+    except requests.RequestException:
         return False
     return response.status_code == 200 and response.json().get("status") == "ok"
 

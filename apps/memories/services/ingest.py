@@ -321,9 +321,12 @@ def _after_commit(conversation: Conversation, message: Message) -> None:
     consolidation_schedule(conversation=conversation)
 
 
-def ingest_messages(*, tenant: Tenant, items: Sequence[IngestItem], actor: str) -> list[IngestOutcome]:
+def ingest_messages(
+    *, tenant: Tenant, items: Sequence[IngestItem], actor: str, now: datetime | None = None
+) -> list[IngestOutcome]:
     """Ingest messages in order. All texts of new messages are cleaned and their candidates embedded in
-    one batch call; each message then commits on its own, so a failure later in a batch keeps the earlier."""
+    one batch call; each message then commits on its own, so a failure later in a batch keeps the earlier.
+    `now` is when Engram learns them (a simulation's clock; the wall clock by default)."""
     persisted = [_persist_message(tenant=tenant, item=item) for item in items]
     new_events = [event for event, _, created in persisted if created]
     planned: dict[Any, list[Candidate]] = {}
@@ -373,6 +376,7 @@ def ingest_messages(*, tenant: Tenant, items: Sequence[IngestItem], actor: str) 
                 candidates=candidates,
                 vectors=event_vectors if count else None,
                 samples=samples,
+                now=now,
             )
         except Exception as exc:
             _record_failure(event, exc)

@@ -393,7 +393,7 @@ def _write_one(
         memory_reinforce(
             memory=existing,
             actor=actor,
-            at=min(occurred_at, now),  # mentioned again when the message happened (imports keep their timeline)
+            at=now,  # mentioned again now: a use that restarts the decay clock (see _write_one)
             source_message_ids=source_message_ids,
             source_event_ids=source_event_ids,
             note=f"duplicate of new mention ({why})",
@@ -431,8 +431,12 @@ def _write_one(
         importance=importance,
         base_importance=importance,
         decay_rate=decay_rate,
-        # learned when it happened: imported history ages from its real date, never from the future
-        accessed_at=min(occurred_at, now),
+        # the decay clock starts when Engram learns the memory, not when the event happened: decay measures
+        # disuse of what Engram knows. Anchored at the event, an imported history of 2023 was three years
+        # "unused" at its first search — the access flush decayed every episode it returned to 0 and out of
+        # retrieval (LoCoMo through HTTP: R@10 0.81 → 0.07; docs/benchmarks.md, session 9). A live chat
+        # learns at the time of the message, so nothing changes there.
+        accessed_at=now,
         occurred_at=occurred_at,
         valid_from=occurred_at,
         slot=candidate.slot[:120],

@@ -164,7 +164,7 @@ class Command(BaseCommand):
                     )
                     for index, text in enumerate(texts)
                 ]
-                ingest_messages(tenant=tenant, items=items, actor="simulation")
+                ingest_messages(tenant=tenant, items=items, actor="simulation", now=items[-1].occurred_at)
                 messages += len(items)
                 conversation = Conversation.objects.get(tenant=tenant, external_id=f"day-{day}")
                 conversation_consolidate(conversation_id=str(conversation.pk))
