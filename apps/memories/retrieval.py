@@ -339,7 +339,8 @@ def _discriminating(named: list[_NamedEntity], *, total: int) -> list[EntityRef]
     ]
 
 
-# The turn just before / after candidate c in its conversation, through memory_session_turn_idx. The owner
+# The turn just before / after candidate c in its conversation, through memory_session_turn_idx, in ledger
+# order (time, then arrival: turns that share a timestamp keep their order). The owner
 # is c's own (c is in the scope), not the scope's constants: for a tenant or contact that the planner's
 # statistics do not know yet (rows written since the last ANALYZE), a constant is estimated at one row, and
 # the planner probed through the lone contact_id (or tenant_id) index instead, scanning the whole contact for
@@ -348,8 +349,8 @@ _NEIGHBOUR_TURN = (
     "(SELECT n.id FROM memories_memory n WHERE n.tenant_id = c.tenant_id "
     "AND n.contact_id IS NOT DISTINCT FROM c.contact_id AND {scope} AND n.memory_type = 'episode' "
     "AND n.source_session_id <> '' AND n.source_session_id = c.source_session_id "
-    "AND (n.occurred_at, n.created_at) {op} (c.occurred_at, c.created_at) "
-    "ORDER BY n.occurred_at {order}, n.created_at {order} LIMIT 1)"
+    "AND (n.occurred_at, n.source_sequence) {op} (c.occurred_at, c.source_sequence) "
+    "ORDER BY n.occurred_at {order}, n.source_sequence {order} LIMIT 1)"
 )
 
 # BM25 of one tsvector column against the query's lexemes and their IDFs, in SQL (k1, b as above). Only the

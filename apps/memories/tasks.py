@@ -20,6 +20,8 @@ def consolidate_conversation_task(*, conversation_id: str) -> dict[str, int]:
 
 @shared_task(name="apps.memories.tasks.context_embed_task", acks_late=True, ignore_result=True)
 def context_embed_task(*, memory_ids: list[str]) -> int:
+    """Context embeddings for memories that have none. Ingest computes them inline now (a memory is fully
+    searchable on the next request); this drains what a version before that queued, and serves backfills."""
     return memories_context_embed(memory_ids=memory_ids)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import timedelta
 from html import unescape
 
 import pytest
@@ -583,7 +584,12 @@ def test_admin_merge_and_supersede_actions(operator_client, tenant, seeded):
 
 def test_admin_reembed_and_recompute_importance(operator_client, seeded):
     memory = seeded.memory(WORK)
-    Memory.objects.filter(pk=memory.pk).update(embedding_model="old-model", importance=0.05, base_importance=0.05)
+    Memory.objects.filter(pk=memory.pk).update(
+        embedding_model="old-model",
+        importance=0.05,
+        base_importance=0.05,
+        accessed_at=timezone.now() - timedelta(days=40),
+    )
     _action(operator_client, Memory, "reembed_selected", [memory.pk])
     _action(operator_client, Memory, "recompute_importance", [memory.pk])
     memory.refresh_from_db()

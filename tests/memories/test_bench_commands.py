@@ -71,9 +71,56 @@ def test_bench_retrieval_ingests_asks_and_maps_memories_back_to_turns(tmp_path):
     assert engram["overall"]["R@25"] == 1.0
     assert engram["single-hop"]["R@5"] == 1.0
     assert set(report["figures"]["baseline_cosine"]["overall"]) == {"R@5", "R@10", "R@25"}
-    assert "context embeddings (the worker's part)" in out.getvalue()
+    assert "search latency p50" in out.getvalue()
     assert not Tenant.objects.filter(slug__startswith="bench-tiny").exists()  # removed without --keep
     assert not Memory.objects.exists()
+
+
+@pytest.mark.celery_worker
+@pytest.mark.django_db(transaction=True)  # the live server and the worker see what the test writes
+def test_bench_retrieval_via_http_asks_fresh_and_settled_through_a_live_server_and_worker(
+    tmp_path, live_server, celery_worker_process
+):
+    from apps.memories.models import ConsolidationRun
+
+    dataset = tmp_path / "tiny.json"
+    dataset.write_text(json.dumps(TINY_LOCOMO))
+    figures = tmp_path / "figures.json"
+    out = io.StringIO()
+    call_command(
+        "bench_retrieval",
+        "--via-http",
+        "--url",
+        live_server.url,
+        "--path",
+        str(dataset),
+        "--keep",
+        "--json",
+        str(figures),
+        stdout=out,
+    )
+    report = json.loads(figures.read_text())
+    assert [run["stamping"] for run in report["runs"]] == ["session", "spread"]
+    for run in report["runs"]:
+        assert run["ingest"]["turns"] == 4
+        assert set(run["phases"]) == {"fresh", "settled"}
+        for phase in run["phases"].values():
+            assert phase["recall"]["overall"]["R@25"] == 1.0
+            assert phase["search_ms"]["p50"] > 0
+    tenants = Tenant.objects.filter(slug__startswith="bench-http-")
+    assert tenants.count() == 2  # one shared tenant per stamping, kept with --keep
+    for tenant in tenants:
+        # all turns in one tenant, the dataset's ids prefixed by the conversation's
+        assert sorted(tenant.messages.values_list("external_id", flat=True)) == [
+            "tiny-1:D1:1",
+            "tiny-1:D1:2",
+            "tiny-1:D2:1",
+            "tiny-1:D2:2",
+        ]
+        # settled: the deferred consolidation of both conversations ran on the worker
+        runs = ConsolidationRun.objects.filter(tenant=tenant, kind=ConsolidationRun.KIND_DEFERRED, status="done")
+        assert runs.count() >= 2
+    assert "settled: R@10" in out.getvalue()
 
 
 @pytest.mark.django_db(transaction=True)  # the command VACUUMs, which cannot run inside a transaction

@@ -435,31 +435,48 @@ def _context_expected(memory):
 
 
 def _context_embed(tenant):
-    """What the worker does after each ingest (context_embed_task; through a real worker in test_tasks_worker)."""
+    """What context_embed_task does for memories without a context embedding (what an older version queued)."""
     from apps.memories.services.writing import memories_context_embed
 
     return memories_context_embed(memory_ids=list(Memory.objects.filter(tenant=tenant).values_list("pk", flat=True)))
 
 
-def test_a_turn_is_also_embedded_with_the_turn_before_it_after_the_response(api, tenant):
+def test_a_turn_is_stored_with_its_context_embedding_searchable_on_the_next_request(api, tenant):
     _turns(api, CONTEXT_TURNS)
     first = Memory.objects.get(tenant=tenant, memory_type="episode", source_message_ids__contains=["f1"])
     second = Memory.objects.get(tenant=tenant, memory_type="episode", source_message_ids__contains=["f2"])
-    assert second.context_embedding is None  # not on the request path
-    assert _context_embed(tenant) >= 1
-    first.refresh_from_db()
-    second.refresh_from_db()
     assert first.context_embedding is None  # the conversation's first turn has no context
     assert np.dot(_unit(second.context_embedding), _context_expected(second)) == pytest.approx(1.0, abs=1e-4)
     # the own embedding stays the turn alone (what dedup and the vector index compare)
     assert np.dot(_unit(second.embedding), _context_expected(second)) < 0.99
-    assert _context_embed(tenant) == 0  # done once
+    assert _context_embed(tenant) == 0  # nothing left for a worker
+
+
+def test_turns_sharing_one_timestamp_take_the_turn_before_in_arrival_order_as_context(api, tenant):
+    at = "2023-05-08T13:56:00Z"
+    turns = [*CONTEXT_TURNS, ("f3", "Caroline", "That is lovely to hear, Melanie")]
+    messages = [{**_turn(*turn), "occurred_at": at} for turn in turns]
+    assert api.post("/api/v1/ingest/batch", {"messages": messages}, format="json").status_code == 202
+    second = Memory.objects.get(tenant=tenant, memory_type="episode", source_message_ids__contains=["f2"])
+    assert np.dot(_unit(second.context_embedding), _context_expected(second)) == pytest.approx(1.0, abs=1e-4)
+    # sent one by one with the same timestamp, the third turn's context is the second
+    api.post(
+        "/api/v1/ingest",
+        {**_turn("f4", "Melanie", "Thanks, my kids painted a mural"), "occurred_at": at},
+        format="json",
+    )
+    fourth = Memory.objects.get(tenant=tenant, memory_type="episode", source_message_ids__contains=["f4"])
+    from apps.memories.embeddings import get_embedder, memory_text
+
+    expected = get_embedder().embed_batch(
+        [f"Caroline: {turns[2][2]}\n{memory_text(content=fourth.content, index_terms=fourth.index_terms)}"]
+    )[0]
+    assert np.dot(_unit(fourth.context_embedding), expected) == pytest.approx(1.0, abs=1e-4)
 
 
 def test_a_batch_turn_gets_the_turn_before_it_in_the_same_batch_as_context(api, tenant):
     messages = [_turn(*turn, second=index) for index, turn in enumerate(CONTEXT_TURNS)]
     assert api.post("/api/v1/ingest/batch", {"messages": messages}, format="json").status_code == 202
-    _context_embed(tenant)
     second = Memory.objects.get(tenant=tenant, memory_type="episode", source_message_ids__contains=["f2"])
     assert np.dot(_unit(second.context_embedding), _context_expected(second)) == pytest.approx(1.0, abs=1e-4)
 

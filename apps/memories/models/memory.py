@@ -105,6 +105,9 @@ class Memory(UUIDModel):
     deletion_reason = models.CharField(max_length=10, blank=True, default="")
 
     source_message_ids = ArrayField(models.CharField(max_length=255), default=list, blank=True)
+    # the ledger position (conversations_message.id) of the first source message: turns that share one
+    # timestamp keep their order of arrival wherever turns are ordered (neighbour probes, session summaries)
+    source_sequence = models.BigIntegerField(null=True, blank=True)
     source_event_ids = ArrayField(models.UUIDField(), default=list, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
     created_by = models.CharField(max_length=120, default="system")
@@ -133,9 +136,10 @@ class Memory(UUIDModel):
             models.Index(fields=["tenant", "contact", "memory_type", "created_at"], name="memory_scope_type_idx"),
             models.Index(fields=["tenant", "contact", "content_hash"], name="memory_scope_hash_idx"),
             models.Index(fields=["tenant", "contact", "slot"], name="memory_scope_slot_idx", condition=~Q(slot="")),
-            # the turn before / after a candidate episode in its conversation (retrieval's neighbour source)
+            # the turn before / after a candidate episode in its conversation (retrieval's neighbour source),
+            # in ledger order: time, then arrival where times tie
             models.Index(
-                fields=["tenant", "source_session_id", "occurred_at", "created_at"],
+                fields=["tenant", "source_session_id", "occurred_at", "source_sequence"],
                 name="memory_session_turn_idx",
                 condition=Q(memory_type="episode") & ~Q(source_session_id=""),
             ),

@@ -24,9 +24,8 @@ from apps.entities.services import entity_upsert_many
 from apps.memories import scoring
 from apps.memories.extraction import extract
 from apps.memories.models import ConsolidationRun, ContextEvent, Memory, MemoryEntity, MemoryRevision
-from apps.memories.services.ingest import created_memory_ids, event_extract
+from apps.memories.services.ingest import event_extract
 from apps.memories.services.revisions import SYSTEM, memory_snapshot, revision_record
-from apps.memories.services.writing import memories_context_embed
 from apps.tenants.models import Tenant
 
 logger = logging.getLogger(__name__)
@@ -56,8 +55,7 @@ def _extract_events(events: list[ContextEvent]) -> int:
     done = 0
     for event in events:
         try:
-            summaries = event_extract(event=event, actor=SYSTEM)
-            memories_context_embed(memory_ids=created_memory_ids([summaries]))  # on a worker already
+            event_extract(event=event, actor=SYSTEM)
             done += 1
         except Exception as exc:
             logger.exception("Extraction retry failed for event %s", event.pk)

@@ -15,28 +15,30 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-import numpy as np
 from django.db import transaction
 from django.utils import timezone
 
 from apps.contacts.models import Contact
 from apps.contacts.services import contact_get_or_create, contact_state_update
 from apps.conversations.models import Conversation, Message
+from apps.conversations.selectors import messages_turn_before
 from apps.conversations.services import conversation_get_or_create, message_append
 from apps.conversations.window import window_append
 from apps.core.exceptions import ApplicationError
 from apps.memories import scoring
-from apps.memories.embeddings import get_embedder
 from apps.memories.extraction import ExtractedEntity, extract, salience, slugify
 from apps.memories.extraction.dates import format_day, mentioned_dates
 from apps.memories.models import ContextEvent
 from apps.memories.models.memory import INDEX_TERMS_LENGTH
-from apps.memories.services.scheduling import consolidation_schedule, context_embedding_schedule
+from apps.memories.services.scheduling import consolidation_schedule
 from apps.memories.services.writing import (
     Candidate,
     MemoryChange,
+    MemoryVectors,
+    candidates_embed,
     memories_write,
     session_context_update,
+    turn_line,
     working_memory_expiry,
 )
 from apps.tenants.models import Tenant
@@ -117,6 +119,7 @@ def _candidates_for_message(
     is_tenant_scope: bool,
     session_id: str = "",
     occurred_at: datetime | None = None,
+    previous_turn: str = "",
 ) -> list[Candidate]:
     extraction = extract(text, scope="tenant" if is_tenant_scope else "contact", role=role)
     if extraction.is_low_content:
@@ -140,6 +143,7 @@ def _candidates_for_message(
                 metadata={"speaker": speaker} if speaker else {},
                 source_session_id=session_id,
                 index_terms=_episode_dates(text, occurred_at) if item.memory_type == "episode" and occurred_at else "",
+                previous_turn=previous_turn,
             )
         )
     if candidates and extraction.entities:
@@ -172,10 +176,19 @@ def _with(entities: Sequence[ExtractedEntity], extra: ExtractedEntity | None) ->
     return (*entities, extra)
 
 
-def _candidates_for_event(event: ContextEvent) -> list[Candidate]:
+def previous_turns(events: Sequence[ContextEvent]) -> dict[Any, str]:
+    """The turn before each message event's message, as its memories' context embeddings read it."""
+    before = messages_turn_before(message_ids=[event.message_id for event in events if event.message_id])
+    return {event.pk: turn_line(*before[event.message_id]) for event in events if event.message_id in before}
+
+
+def _candidates_for_event(event: ContextEvent, *, previous_turn: str | None = None) -> list[Candidate]:
+    """`previous_turn`: the turn before the event's message (looked up when not given)."""
     is_tenant_scope = event.contact_id is None
     if event.event_type == ContextEvent.TYPE_MESSAGE:
         assert event.message is not None
+        if previous_turn is None:
+            previous_turn = previous_turns([event]).get(event.pk, "")
         return _candidates_for_message(
             text=event.content,
             role=event.message.role,
@@ -183,6 +196,7 @@ def _candidates_for_event(event: ContextEvent) -> list[Candidate]:
             is_tenant_scope=is_tenant_scope,
             session_id=str((event.source_metadata or {}).get("conversation_id", "")),
             occurred_at=event.message.occurred_at,
+            previous_turn=previous_turn,
         )
     return _candidates_for_observation(event)
 
@@ -224,7 +238,7 @@ def event_extract(
     event: ContextEvent,
     actor: str,
     candidates: Sequence[Candidate] | None = None,
-    vectors: np.ndarray | None = None,
+    vectors: MemoryVectors | None = None,
     now: datetime | None = None,
     samples: dict[Any, Any] | None = None,
 ) -> list[dict[str, Any]]:
@@ -246,6 +260,7 @@ def event_extract(
             actor=actor,
             source_message_ids=source_message_ids,
             source_event_ids=[event.pk],
+            source_sequence=event.message_id,
             vectors=vectors,
             now=now,
             samples=samples,
@@ -329,14 +344,14 @@ def ingest_messages(
     `now` is when Engram learns them (a simulation's clock; the wall clock by default)."""
     persisted = [_persist_message(tenant=tenant, item=item) for item in items]
     new_events = [event for event, _, created in persisted if created]
+    before = previous_turns(new_events)
     planned: dict[Any, list[Candidate]] = {}
     for event in new_events:
         try:
-            planned[event.pk] = _candidates_for_event(event)
+            planned[event.pk] = _candidates_for_event(event, previous_turn=before.get(event.pk, ""))
         except Exception as exc:  # a rule bug must not lose the batch: the event is retried later
             _record_failure(event, exc)
-    texts = [candidate.text_to_embed for candidates in planned.values() for candidate in candidates]
-    vectors = get_embedder().embed_batch(texts) if texts else np.zeros((0, 0), dtype=np.float32)
+    vectors = candidates_embed([candidate for candidates in planned.values() for candidate in candidates])
 
     outcomes: list[IngestOutcome] = []
     samples: dict[Any, Any] = {}
@@ -384,8 +399,6 @@ def ingest_messages(
         outcomes.append(
             IngestOutcome(event=event, message=message, memories=memories, duplicate=False, crisis=crisis, state=state)
         )
-    new_memories = created_memory_ids(outcome.memories for outcome in outcomes if not outcome.duplicate)
-    transaction.on_commit(lambda: context_embedding_schedule(memory_ids=new_memories))
     return outcomes
 
 

@@ -243,7 +243,9 @@ def sessions_compress(
     oldest = list(first_seen)[: max(1, threshold // 2)]
     summarised = 0
     for session_id in oldest:
-        members = list(episodes.filter(source_session_id=session_id).order_by("occurred_at", "created_at"))
+        members = list(
+            episodes.filter(source_session_id=session_id).order_by("occurred_at", "source_sequence", "created_at")
+        )
         if not members:
             continue
         content = summarise.session_summary(

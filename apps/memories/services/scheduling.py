@@ -1,11 +1,9 @@
-"""Deferred work: a burst of turns in a conversation queues one consolidation run (debounced); the memories an
-ingest wrote get their context embeddings on a worker."""
+"""Deferred work: a burst of turns in a conversation queues one consolidation run (debounced)."""
 
 from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Sequence
 
 from django.conf import settings
 
@@ -39,19 +37,3 @@ def consolidation_schedule(*, conversation: Conversation) -> bool:
 def consolidation_release(*, conversation_id: object) -> None:
     with contextlib.suppress(RedisError):
         get_redis().delete(consolidation_debounce_key(conversation_id))
-
-
-def context_embedding_schedule(*, memory_ids: Sequence[str]) -> bool:
-    """Queue `context_embed_task` for the memories an ingest just wrote: their context embeddings are
-    computed after the response. Never raises: until the worker has run (or if it never does), a memory is
-    scored with its own cosine in place of the context one."""
-    from apps.memories.tasks import context_embed_task
-
-    if not memory_ids:
-        return False
-    try:
-        context_embed_task.apply_async(kwargs={"memory_ids": [str(memory_id) for memory_id in memory_ids]})
-        return True
-    except Exception as exc:  # kombu's OperationalError when the broker is unreachable, Redis errors
-        logger.warning("Could not queue context embeddings for %d memories: %s", len(memory_ids), exc)
-        return False

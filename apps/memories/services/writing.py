@@ -53,10 +53,16 @@ class Candidate:
     source_session_id: str = ""  # the conversation it came from (session compression and retrieval group by it)
     index_terms: str = ""  # indexed and embedded with the content (an episode's date)
     decay_rate: float | None = None  # overrides the type's default (session summaries decay like episodes)
+    previous_turn: str = ""  # the conversation's turn before the source message ("speaker: text"), if any
 
     @property
     def text_to_embed(self) -> str:
         return memory_text(content=self.content, index_terms=self.index_terms)
+
+    @property
+    def context_to_embed(self) -> str:
+        """What its context embedding is computed from ("" when it came from no turn with one before it)."""
+        return context_text(previous_turn=self.previous_turn, text=self.text_to_embed) if self.previous_turn else ""
 
 
 def context_text(*, previous_turn: str, text: str) -> str:
@@ -71,6 +77,29 @@ class MemoryVectors:
     own: np.ndarray
     context: list[np.ndarray | None]
 
+    def __getitem__(self, positions: slice) -> MemoryVectors:
+        return MemoryVectors(own=self.own[positions], context=self.context[positions])
+
+    def __len__(self) -> int:
+        return len(self.context)
+
+
+def candidates_embed(candidates: Sequence[Candidate]) -> MemoryVectors:
+    """The candidates' own and context embeddings in one embedder call: a memory is stored with both, so
+    it is fully searchable on the very next request (no worker has to catch up)."""
+    texts = [candidate.text_to_embed for candidate in candidates]
+    contexts = [candidate.context_to_embed for candidate in candidates]
+    return _embedded(texts, contexts, own=True)
+
+
+def _embedded(texts: Sequence[str], contexts: Sequence[str], *, own: bool) -> MemoryVectors:
+    embedder = get_embedder()
+    batch = [*(texts if own else []), *(text for text in contexts if text)]
+    vectors = embedder.embed_batch(batch) if batch else np.zeros((0, embedder.dimensions), dtype=np.float32)
+    split = len(texts) if own else 0
+    rest = iter(vectors[split:])
+    return MemoryVectors(own=vectors[:split], context=[next(rest) if text else None for text in contexts])
+
 
 def memories_embed(memories: Sequence[Memory], *, own: bool = True) -> MemoryVectors:
     """Stored memories' own and context embeddings (the context: the turn before the memory's first
@@ -81,12 +110,7 @@ def memories_embed(memories: Sequence[Memory], *, own: bool = True) -> MemoryVec
         context_text(previous_turn=turn_line(*before[memory.pk]), text=text) if memory.pk in before else ""
         for memory, text in zip(memories, texts, strict=True)
     ]
-    embedder = get_embedder()
-    batch = [*(texts if own else []), *(text for text in contexts if text)]
-    vectors = embedder.embed_batch(batch) if batch else np.zeros((0, embedder.dimensions), dtype=np.float32)
-    split = len(texts) if own else 0
-    rest = iter(vectors[split:])
-    return MemoryVectors(own=vectors[:split], context=[next(rest) if text else None for text in contexts])
+    return _embedded(texts, contexts, own=own)
 
 
 EMBEDDING_FIELDS = ["embedding", "context_embedding", "embedding_model"]
@@ -324,7 +348,8 @@ def memories_write(
     actor: str,
     source_message_ids: Sequence[str] = (),
     source_event_ids: Sequence[Any] = (),
-    vectors: np.ndarray | None = None,
+    source_sequence: int | None = None,
+    vectors: MemoryVectors | None = None,
     now: datetime | None = None,
     samples: dict[Any, _ScopeSample] | None = None,
 ) -> list[MemoryChange]:
@@ -342,7 +367,7 @@ def memories_write(
     now = now or timezone.now()
     embedder = get_embedder()
     if vectors is None:
-        vectors = embedder.embed_batch([candidate.text_to_embed for candidate in candidates])
+        vectors = candidates_embed(candidates)
     # a batch (import) passes `samples` so the scope's recent memories are read once, then kept current
     scope_key = (tenant.pk, contact.pk if contact is not None else None)
     sample = samples.get(scope_key) if samples is not None else None
@@ -351,18 +376,20 @@ def memories_write(
         if samples is not None:
             samples[scope_key] = sample
     changes: list[MemoryChange] = []
-    for candidate, vector in zip(candidates, vectors, strict=True):
+    for candidate, vector, context_vector in zip(candidates, vectors.own, vectors.context, strict=True):
         changes.append(
             _write_one(
                 tenant=tenant,
                 contact=contact,
                 candidate=candidate,
                 vector=np.asarray(vector, dtype=np.float32),
+                context_vector=context_vector,
                 sample=sample,
                 occurred_at=occurred_at,
                 actor=actor,
                 source_message_ids=source_message_ids,
                 source_event_ids=source_event_ids,
+                source_sequence=source_sequence,
                 embedding_model=embedder.name,
                 now=now,
             )
@@ -376,11 +403,13 @@ def _write_one(
     contact: Contact | None,
     candidate: Candidate,
     vector: np.ndarray,
+    context_vector: np.ndarray | None,
     sample: _ScopeSample,
     occurred_at: datetime,
     actor: str,
     source_message_ids: Sequence[str],
     source_event_ids: Sequence[Any],
+    source_sequence: int | None,
     embedding_model: str,
     now: datetime,
 ) -> MemoryChange:
@@ -427,6 +456,7 @@ def _write_one(
         content=candidate.content,
         content_hash=new_hash,
         embedding=vector.tolist(),
+        context_embedding=context_vector.tolist() if context_vector is not None else None,
         embedding_model=embedding_model,
         importance=importance,
         base_importance=importance,
@@ -446,6 +476,7 @@ def _write_one(
         expires_at=candidate.expires_at,
         source_message_ids=list(source_message_ids),
         source_event_ids=list(source_event_ids),
+        source_sequence=source_sequence,
         metadata={**candidate.metadata, "polarity": candidate.polarity} if candidate.polarity else candidate.metadata,
         created_by=actor,
     )

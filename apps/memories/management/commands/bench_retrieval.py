@@ -6,8 +6,7 @@ turns stamped by their session's date (`session`, what LoCoMo gives) and spread 
 
 Without it, an in-process diagnostic through the same ingest and search services: each conversation is
 ingested as one contact of its own tenant (message ids are the dataset's dia_ids), turns spread 30 s apart;
-after each ingest batch the context embeddings a worker would compute are computed in-process; every
-question is asked through memory_search; returned memories map back to turns through their provenance.
+every question is asked through memory_search; returned memories map back to turns through their provenance.
 R@k = share of a question's evidence turns among the first k distinct turns retrieved (LoCoMo's definition).
 """
 
@@ -43,8 +42,7 @@ from apps.memories.benchmarks.locomo import (
 from apps.memories.benchmarks.stack import dump, running_stack
 from apps.memories.embeddings import get_embedder
 from apps.memories.retrieval import memory_search
-from apps.memories.services.ingest import IngestItem, created_memory_ids, ingest_messages
-from apps.memories.services.writing import memories_context_embed
+from apps.memories.services.ingest import IngestItem, ingest_messages
 from apps.tenants.models import Tenant
 from apps.tenants.services import tenant_create
 from config.embedded import VAR_DIR
@@ -98,7 +96,7 @@ class Command(BaseCommand):
         engram: dict[str, dict[int, list[float]]] = {f"R@{k}": defaultdict(list) for k in KS}
         baseline: dict[str, dict[int, list[float]]] = {f"R@{k}": defaultdict(list) for k in KS}
         latencies: list[float] = []
-        ingest_seconds = worker_seconds = 0.0
+        ingest_seconds = 0.0
         turns_total = 0
         tenants: list[Tenant] = []
         try:
@@ -112,13 +110,8 @@ class Command(BaseCommand):
                     turns_total += len(items)
                     for start in range(0, len(items), BATCH):
                         started = time.perf_counter()
-                        outcomes = ingest_messages(tenant=tenant, items=items[start : start + BATCH], actor="bench")
+                        ingest_messages(tenant=tenant, items=items[start : start + BATCH], actor="bench")
                         ingest_seconds += time.perf_counter() - started
-                        # what the worker does after each ingest request (context_embed_task), done here
-                        # so that every question is asked of the memories as production has them
-                        started = time.perf_counter()
-                        memories_context_embed(memory_ids=created_memory_ids(outcome.memories for outcome in outcomes))
-                        worker_seconds += time.perf_counter() - started
                     contact = Contact.objects.get(tenant=tenant, external_id=sample["sample_id"])
                     turn_ids = [item.message_id or "" for item in items]
                     turn_vectors = get_embedder().embed_batch(formatted) if options["baseline"] == "cosine" else None
@@ -146,12 +139,10 @@ class Command(BaseCommand):
             "turns": turns_total,
             "seconds": round(ingest_seconds, 1),
             "turns_per_second": round(turns_total / ingest_seconds, 1) if ingest_seconds else None,
-            "context_embedding_seconds": round(worker_seconds, 1),
         }
         self.stdout.write(report["table"])
         self.stdout.write(
-            f"ingest: {turns_total} turns in {ingest_seconds:.1f} s ({report['ingest']['turns_per_second']} turns/s), "
-            f"then context embeddings (the worker's part) {worker_seconds:.1f} s; "
+            f"ingest: {turns_total} turns in {ingest_seconds:.1f} s ({report['ingest']['turns_per_second']} turns/s); "
             f"search latency p50 {report['latency_ms']['p50']} ms, p95 {report['latency_ms']['p95']} ms"
         )
         if options["json_out"]:
