@@ -147,11 +147,16 @@ class Signals:
 
 
 def retrieval_score(signals: Signals, weights: Weights) -> float:
+    """The spec's weighted sum (ai-brain-memory.txt §3), with the two *usage* signals — recency of access and
+    access frequency — counted in proportion to the memory's relevance to this query (its similarity signal,
+    1 for the best candidate). Accesses are written by retrieval itself, so counted in full they feed back:
+    what earlier questions returned outranks what this one asks for (LoCoMo over HTTP, asked twice: R@10
+    −0.014 the second time; docs/retrieval.md §4). The best candidate gets the spec's formula exactly."""
+    usage = signals.recency * weights.recency + signals.access_frequency * weights.access_frequency
     return round(
         signals.similarity * weights.similarity
-        + signals.recency * weights.recency
+        + signals.similarity * usage
         + signals.importance * weights.importance
-        + signals.access_frequency * weights.access_frequency
         + signals.entity_match * weights.entity_match,
         6,
     )

@@ -256,7 +256,8 @@ def test_near_duplicates_merge_keeps_the_more_specific(tenant, contact):
 
 def test_deferred_consolidation_links_entities_and_boosts_outcomes(tenant):
     contact = ContactFactory(tenant=tenant, external_id="owner")
-    earlier = make(tenant, contact, "Went to the park with Bruno on Sunday", "episode", importance=0.5, rate=0.008)
+    elsewhere = make(tenant, contact, "Went to the park with Bruno on Sunday", "episode", importance=0.5, rate=0.008)
+    ingest(tenant, "owner", "I love walking Bruno in the park", "d0", T0 - timedelta(minutes=1), conversation="conv-x")
     ingest(tenant, "owner", "My dog Bruno loves the park", "d1", T0, conversation="conv-x")
     decision = ingest(
         tenant,
@@ -279,13 +280,19 @@ def test_deferred_consolidation_links_entities_and_boosts_outcomes(tenant):
     )
     conversation = Conversation.objects.get(tenant=tenant, external_id="conv-x")
     stats = conversation_consolidate(conversation_id=str(conversation.pk))
-    assert stats["entity_links"] >= 1
-    assert MemoryEntity.objects.filter(memory=earlier, entity__slug="bruno").exists()
+    # the turn before the dog was introduced joins pet:bruno; a memory of another conversation is left alone
+    walking = Memory.objects.filter(tenant=tenant, source_message_ids__contains=["d0"])
+    assert walking.count() == 2  # the preference and the episode
+    for memory in walking:
+        assert MemoryEntity.objects.filter(memory=memory, entity__entity_type="pet", entity__slug="bruno").exists()
+    assert not MemoryEntity.objects.filter(memory=elsewhere).exists()
+    assert stats["entity_links"] == 2
     assert stats["outcome_boosted"] == len(boosted_ids) > 0
     for memory in Memory.objects.filter(pk__in=boosted_ids):
         assert memory.importance == pytest.approx(min(1.0, before[memory.pk] + 0.1))
-    # a second run boosts nothing more
-    assert conversation_consolidate(conversation_id=str(conversation.pk))["outcome_boosted"] == 0
+    # a second run boosts and links nothing more
+    again = conversation_consolidate(conversation_id=str(conversation.pk))
+    assert (again["outcome_boosted"], again["entity_links"]) == (0, 0)
     run = ConsolidationRun.objects.filter(kind="deferred").order_by("id").first()
     assert run.status == "done" and run.stats["outcome_boosted"] == len(boosted_ids)
 

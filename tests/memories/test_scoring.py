@@ -11,14 +11,32 @@ NOW = datetime(2026, 6, 1, tzinfo=UTC)
 
 def test_contact_weights_exact():
     signals = scoring.Signals(similarity=0.8, recency=0.5, importance=0.7, access_frequency=0.25, entity_match=1.0)
-    # 0.35×0.8 + 0.25×0.5 + 0.20×0.7 + 0.10×0.25 + 0.10×1 = 0.28 + 0.125 + 0.14 + 0.025 + 0.1
-    assert scoring.retrieval_score(signals, scoring.CONTACT_WEIGHTS) == 0.67
+    # 0.35×0.8 + 0.8×(0.25×0.5 + 0.10×0.25) + 0.20×0.7 + 0.10×1 = 0.28 + 0.8×0.15 + 0.14 + 0.1
+    assert scoring.retrieval_score(signals, scoring.CONTACT_WEIGHTS) == 0.64
 
 
 def test_tenant_weights_exact():
     signals = scoring.Signals(similarity=0.8, recency=0.5, importance=0.7, access_frequency=0.25, entity_match=1.0)
-    # 0.40×0.8 + 0.25×0.5 + 0.20×0.7 + 0.10×0.25 + 0.05×1 = 0.32 + 0.125 + 0.14 + 0.025 + 0.05
-    assert scoring.retrieval_score(signals, scoring.TENANT_WEIGHTS) == 0.66
+    # 0.40×0.8 + 0.8×(0.25×0.5 + 0.10×0.25) + 0.20×0.7 + 0.05×1 = 0.32 + 0.8×0.15 + 0.14 + 0.05
+    assert scoring.retrieval_score(signals, scoring.TENANT_WEIGHTS) == 0.63
+
+
+def test_the_best_candidate_scores_the_specs_weighted_sum():
+    signals = scoring.Signals(similarity=1.0, recency=0.5, importance=0.7, access_frequency=0.25, entity_match=1.0)
+    # 0.35 + 0.25×0.5 + 0.20×0.7 + 0.10×0.25 + 0.10 = 0.35 + 0.125 + 0.14 + 0.025 + 0.1
+    assert scoring.retrieval_score(signals, scoring.CONTACT_WEIGHTS) == 0.74
+
+
+def test_usage_cannot_lift_an_irrelevant_memory_above_a_relevant_one():
+    """Accesses come from retrieval itself: a memory earlier questions returned (used today, 20 times) must
+    not outrank the one this question is about (never used, a year old)."""
+    relevant = scoring.Signals(similarity=1.0, recency=0.0, importance=0.5, access_frequency=0.0, entity_match=0.0)
+    popular = scoring.Signals(similarity=0.2, recency=1.0, importance=0.5, access_frequency=1.0, entity_match=0.0)
+    weights = scoring.CONTACT_WEIGHTS
+    assert scoring.retrieval_score(relevant, weights) > scoring.retrieval_score(popular, weights)
+    # usage still orders memories equally relevant to the query
+    used = scoring.Signals(similarity=1.0, recency=1.0, importance=0.5, access_frequency=1.0, entity_match=0.0)
+    assert scoring.retrieval_score(used, weights) > scoring.retrieval_score(relevant, weights)
 
 
 @pytest.mark.parametrize(

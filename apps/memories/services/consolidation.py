@@ -14,9 +14,8 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
-from pgvector.django import CosineDistance
 
 from apps.contacts.models import Contact
 from apps.conversations.models import Conversation, Message
@@ -81,12 +80,15 @@ def _specificity(memory: Memory) -> tuple[int, int, int]:
     return numbers, names, len(memory.content.split())
 
 
-def memory_merge(*, survivor: Memory, absorbed: Memory, actor: str, similarity: float | None = None) -> Memory:
+def memory_merge(*, survivor: Memory, absorbed: Memory, actor: str, similarity: float | None = None) -> Memory | None:
     """Merge `absorbed` into `survivor`: the more specific content is kept, importance = max + 0.05,
-    provenance and entity links unioned; `absorbed` is kept as superseded by the survivor."""
+    provenance (source message and event ids) and entity links unioned; `absorbed` is kept as superseded by
+    the survivor. None, and nothing written, when either is no longer current (a concurrent run merged it)."""
     with transaction.atomic():
-        survivor = Memory.objects.select_for_update().get(pk=survivor.pk)
-        absorbed = Memory.objects.select_for_update().get(pk=absorbed.pk)
+        locked = Memory.objects.select_for_update().in_bulk([survivor.pk, absorbed.pk])
+        survivor, absorbed = locked[survivor.pk], locked[absorbed.pk]
+        if not (survivor.is_current and absorbed.is_current):
+            return None
         before = memory_snapshot(survivor)
         if _specificity(absorbed) > _specificity(survivor):
             survivor.content, survivor.content_hash = absorbed.content, absorbed.content_hash
@@ -132,43 +134,64 @@ def memory_merge(*, survivor: Memory, absorbed: Memory, actor: str, similarity: 
     return survivor
 
 
-def near_duplicates_merge(*, tenant: Tenant, contact: Contact | None, since: datetime | None = None) -> int:
-    """Merge memories of the same type and scope above the merge similarity (0.92)."""
-    scope = Memory.objects.filter(
-        tenant=tenant,
-        contact=contact,
-        valid_to__isnull=True,
-        deleted_at__isnull=True,
-        is_compressed=False,
-        embedding__isnull=False,
-    )
-    recent = scope.filter(updated_at__gte=since) if since else scope
+# Each memory of the scope (or of one conversation) with its nearest current neighbour of the same type, in
+# one statement: an HNSW probe per memory (the scope's filters ride the iterative index scan), not a query
+# per memory (3–6 s for a LoCoMo session before).
+_NEAREST_SQL = """
+SELECT m.id, n.id, 1 - (m.embedding <=> n.embedding)
+FROM memories_memory m
+CROSS JOIN LATERAL (
+  SELECT n.id, n.embedding FROM memories_memory n
+  WHERE n.tenant_id = m.tenant_id AND n.contact_id IS NOT DISTINCT FROM m.contact_id
+    AND n.memory_type = m.memory_type AND n.id <> m.id AND n.valid_to IS NULL AND n.deleted_at IS NULL
+    AND NOT n.is_compressed AND n.embedding IS NOT NULL
+  ORDER BY n.embedding <=> m.embedding LIMIT 1) n
+WHERE m.tenant_id = %s AND {contact} AND m.valid_to IS NULL AND m.deleted_at IS NULL AND NOT m.is_compressed
+  AND m.embedding IS NOT NULL {session}
+ORDER BY m.created_at, m.id
+"""
+
+
+def near_duplicates_merge(*, tenant: Tenant, contact: Contact | None, session_id: str | None = None) -> int:
+    """Merge memories of the same type and scope above the merge similarity (0.92): each memory of the
+    scope — or only those that came from conversation `session_id` — with its nearest neighbour."""
+    contact_sql = "m.contact_id = %s" if contact is not None else "m.contact_id IS NULL"
+    params: list[Any] = [tenant.pk, *([contact.pk] if contact is not None else [])]
+    session_sql = ""
+    if session_id is not None:
+        session_sql = "AND m.source_session_id = %s"
+        params.append(session_id)
+    with connection.cursor() as cursor:
+        cursor.execute(_NEAREST_SQL.format(contact=contact_sql, session=session_sql), params)
+        pairs = [(memory_id, neighbour_id, float(similarity)) for memory_id, neighbour_id, similarity in cursor]
+    pairs = [pair for pair in pairs if pair[2] > scoring.MERGE_SIMILARITY]
+    if not pairs:
+        return 0
+    involved = Memory.objects.in_bulk({memory_id for pair in pairs for memory_id in pair[:2]})
+    absorbed_ids: set[Any] = set()
     merged = 0
-    for memory in list(recent.order_by("created_at")):
-        if not Memory.objects.filter(pk=memory.pk, valid_to__isnull=True, deleted_at__isnull=True).exists():
-            continue  # absorbed earlier in this run
-        neighbour = (
-            scope.filter(memory_type=memory.memory_type)
-            .exclude(pk=memory.pk)
-            .annotate(distance=CosineDistance("embedding", memory.embedding))
-            .order_by("distance")
-            .first()
-        )
-        if neighbour is None:
-            continue
-        similarity = 1.0 - float(neighbour.distance)  # type: ignore[attr-defined]
+    for memory_id, neighbour_id, similarity in pairs:
+        if memory_id in absorbed_ids or neighbour_id in absorbed_ids:
+            continue  # one of them was absorbed earlier in this run
+        memory, neighbour = involved[memory_id], involved[neighbour_id]
         polarity_differs = memory.metadata.get("polarity", 0) != neighbour.metadata.get("polarity", 0)
         slots_differ = bool(memory.slot and neighbour.slot and memory.slot != neighbour.slot)
-        if similarity <= scoring.MERGE_SIMILARITY or polarity_differs or slots_differ:
+        if polarity_differs or slots_differ:
             continue
         older, newer = sorted([memory, neighbour], key=lambda item: item.created_at)
-        memory_merge(survivor=older, absorbed=newer, actor=SYSTEM, similarity=similarity)
-        merged += 1
+        if memory_merge(survivor=older, absorbed=newer, actor=SYSTEM, similarity=similarity) is not None:
+            absorbed_ids.add(newer.pk)
+            merged += 1
     return merged
 
 
 def conversation_entities_link(*, conversation: Conversation) -> int:
-    """Entities named anywhere in the conversation are linked to the scope's memories that mention them."""
+    """The conversation's memories are linked to the entities recognised anywhere in the conversation that
+    they name (ai-brain-memory.txt §4.3: "link new memories to recognised entities"): "Bruno" in a later turn
+    joins the pet:bruno named in an earlier one. Only this conversation's memories, and a name only where it
+    is written as recognised (case-sensitive, whole words): linking every memory of the contact that held the
+    word case-insensitively ("here", "pottery") flooded the entity candidates and matches of unrelated
+    questions (LoCoMo over HTTP, settled R@10 −0.015; docs/benchmarks.md, session 9)."""
     contact = conversation.contact
     texts = list(
         Message.objects.filter(conversation=conversation, role=Message.ROLE_USER).values_list("content", flat=True)
@@ -176,17 +199,34 @@ def conversation_entities_link(*, conversation: Conversation) -> int:
     mentions = [entity for text in texts for entity in extract(text, scope="contact", role="user").entities]
     if not mentions:
         return 0
-    at = conversation.last_message_at
-    entities = entity_upsert_many(tenant=conversation.tenant, contact=contact, entities=mentions, at=at)
-    scope = Memory.objects.filter(
-        tenant=conversation.tenant, contact=contact, valid_to__isnull=True, deleted_at__isnull=True
+    entities = entity_upsert_many(
+        tenant=conversation.tenant, contact=contact, entities=mentions, at=conversation.last_message_at
     )
-    links: list[MemoryEntity] = []
-    for entity in entities.values():
-        # PostgreSQL regex: \m and \M are the start and end of a word
-        candidates = scope.filter(content__iregex=r"\m" + re.escape(entity.display_name) + r"\M")
-        already = set(MemoryEntity.objects.filter(entity=entity).values_list("memory_id", flat=True))
-        links += [MemoryEntity(memory=memory, entity=entity) for memory in candidates if memory.pk not in already]
+    memories = list(
+        Memory.objects.filter(
+            tenant=conversation.tenant,
+            contact=contact,
+            source_session_id=conversation.external_id,
+            valid_to__isnull=True,
+            deleted_at__isnull=True,
+        ).only("pk", "content")
+    )
+    patterns = {
+        entity.pk: re.compile(r"(?<!\w)" + re.escape(entity.display_name) + r"(?!\w)")
+        for entity in entities.values()
+        if entity.display_name
+    }
+    linked = set(
+        MemoryEntity.objects.filter(memory__in=memories, entity_id__in=list(patterns)).values_list(
+            "memory_id", "entity_id"
+        )
+    )
+    links = [
+        MemoryEntity(memory=memory, entity_id=entity_id)
+        for memory in memories
+        for entity_id, pattern in patterns.items()
+        if (memory.pk, entity_id) not in linked and pattern.search(memory.content)
+    ]
     MemoryEntity.objects.bulk_create(links, ignore_conflicts=True)
     return len(links)
 
@@ -240,9 +280,7 @@ def conversation_consolidate(*, conversation_id: str) -> dict[str, int]:
         )
         stats["extracted"] = _extract_events(events)
         stats["merged"] = near_duplicates_merge(
-            tenant=conversation.tenant,
-            contact=conversation.contact,
-            since=conversation.started_at - timedelta(minutes=1),
+            tenant=conversation.tenant, contact=conversation.contact, session_id=conversation.external_id
         )
         stats["entity_links"] = conversation_entities_link(conversation=conversation)
         stats["outcome_boosted"] = outcomes_boost(conversation=conversation)

@@ -121,7 +121,10 @@ def memories_merge_selected(*, memories: Sequence[Memory], actor: str) -> Memory
         raise ApplicationError("Only current memories can be merged (not superseded or deleted ones).")
     survivor, *absorbed = sorted(memories, key=lambda memory: (-memory.importance, memory.created_at))
     for other in absorbed:
-        survivor = memory_merge(survivor=survivor, absorbed=other, actor=actor)
+        merged = memory_merge(survivor=survivor, absorbed=other, actor=actor)
+        if merged is None:
+            raise ApplicationError("A selected memory changed meanwhile (merged or superseded); reload and retry.")
+        survivor = merged
     return survivor
 
 
