@@ -98,6 +98,42 @@ def test_access_restarts_the_decay_clock(tenant, contact):
     assert episode.importance == 0.42
 
 
+def test_a_burst_of_accesses_is_one_use(tenant, contact):
+    """Accesses within an hour of the previous one are the same use: 50 searches in a minute count once,
+    a use the next day counts again; the latest access time is kept either way."""
+    from apps.memories.services import access
+
+    memory = make(tenant, contact, "Plays the violin", "fact", importance=0.7, rate=0.003)
+    for second in range(50):
+        access.access_record(memory_ids=[memory.pk], at=T0 + timedelta(hours=2, seconds=second))
+    assert access.access_flush() == 1
+    memory.refresh_from_db()
+    assert (memory.access_count, memory.accessed_at) == (1, T0 + timedelta(hours=2, seconds=49))
+    access.access_record(memory_ids=[memory.pk], at=T0 + timedelta(hours=2, minutes=30))  # same use
+    access.access_record(memory_ids=[memory.pk], at=T0 + timedelta(days=1))  # a new one
+    access.access_flush()
+    memory.refresh_from_db()
+    assert (memory.access_count, memory.accessed_at) == (2, T0 + timedelta(days=1))
+
+
+@pytest.mark.parametrize(
+    ("times", "previous", "expected"),
+    [
+        ([0.0], None, 1),
+        ([0.0, 10.0, 3599.0], None, 1),
+        ([0.0, 3600.0], None, 2),
+        ([100.0], 0.0, 0),
+        ([3600.0], 0.0, 1),
+        ([0.0, 1800.0, 3600.0, 5400.0], None, 1),  # used every half hour: one continuing use
+    ],
+    ids=["first", "burst", "an-hour-apart", "soon-after-the-last", "an-hour-after-the-last", "continuing"],
+)
+def test_uses_of_access_times(times, previous, expected):
+    from apps.memories.services.access import uses
+
+    assert uses(times=times, previous_access=previous) == expected
+
+
 def test_accesses_are_counted_once_each_with_the_latest_time(tenant, contact):
     from apps.core.redis import get_redis
     from apps.memories.services import access

@@ -2,8 +2,13 @@
 
 A retrieval appends one entry to a Redis list — its time and the ids it returned, a single RPUSH whatever
 the number of memories; a beat task folds the list into PostgreSQL every 30 s with one UPDATE … FROM
-(VALUES …) per batch: the count of accesses and the latest access of each memory. An access also restarts
+(VALUES …) per batch: the count of uses and the latest access of each memory. An access also restarts
 the decay clock: `base_importance` takes the current importance and `accessed_at` moves forward.
+
+`access_count` counts *uses*, not retrievals: accesses less than USE_GAP after the memory's previous access
+belong to the same use. A burst of searches (an agent loop, a benchmark asking 200 questions in a minute)
+returns the same memories again and again; counted one by one, that burst made them "frequently used" for
+months and lifted them over what later questions asked for (docs/retrieval.md §4).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ FLUSHING_KEY = f"{LOG_KEY}:flushing"
 FLUSH_LOCK_KEY = f"{LOG_KEY}:lock"
 FLUSH_LOCK_SECONDS = 300
 FLUSH_BATCH = 5000
+USE_GAP_SECONDS = 60 * 60  # accesses closer together than this are one use
 
 
 def access_record(*, memory_ids: Iterable[object], at: datetime) -> None:
@@ -37,7 +43,7 @@ def access_record(*, memory_ids: Iterable[object], at: datetime) -> None:
         get_redis().rpush(LOG_KEY, f"{at.timestamp()} {','.join(ids)}")
     except RedisError:
         logger.warning("Redis unavailable: recording %d accesses directly in PostgreSQL", len(ids))
-        _apply([(memory_id, 1, at.timestamp()) for memory_id in ids])
+        _apply({memory_id: [at.timestamp()] for memory_id in ids})
 
 
 def access_flush() -> int:
@@ -61,23 +67,47 @@ def _flush(redis_client: redis.Redis) -> int:
             redis_client.rename(LOG_KEY, FLUSHING_KEY)  # new accesses go to a fresh list meanwhile
         except ResponseError:  # no such key: nothing pending
             return 0
-    counts: dict[str, int] = {}
-    latest: dict[str, float] = {}
+    times: dict[str, list[float]] = {}
     for raw in redis_client.lrange(FLUSHING_KEY, 0, -1):
         entry = raw.decode() if isinstance(raw, bytes) else str(raw)
         timestamp, _, ids = entry.partition(" ")
         for memory_id in ids.split(","):
-            counts[memory_id] = counts.get(memory_id, 0) + 1
-            latest[memory_id] = max(latest.get(memory_id, 0.0), float(timestamp))
-    rows = [(memory_id, count, latest[memory_id]) for memory_id, count in counts.items()]
+            times.setdefault(memory_id, []).append(float(timestamp))
+    memory_ids = list(times)
     updated = 0
-    for start in range(0, len(rows), FLUSH_BATCH):
-        updated += _apply(rows[start : start + FLUSH_BATCH])
+    for start in range(0, len(memory_ids), FLUSH_BATCH):
+        updated += _apply({memory_id: times[memory_id] for memory_id in memory_ids[start : start + FLUSH_BATCH]})
     redis_client.delete(FLUSHING_KEY)
     return updated
 
 
-def _apply(rows: list[tuple[str, int, float]]) -> int:
+def uses(*, times: list[float], previous_access: float | None) -> int:
+    """How many uses a memory's access times make: an access counts unless it comes less than USE_GAP_SECONDS
+    after the one before it (`previous_access`: the memory's last access before these, None if never)."""
+    count = 0
+    for at in sorted(times):
+        if previous_access is None or at - previous_access >= USE_GAP_SECONDS:
+            count += 1
+        previous_access = at if previous_access is None else max(previous_access, at)
+    return count
+
+
+def _apply(times: dict[str, list[float]]) -> int:
+    if not times:
+        return 0
+    with connection.cursor() as cursor:
+        # each memory's last access before these (none while it has never been accessed: the first counts)
+        cursor.execute(
+            "SELECT id::text, CASE WHEN access_count > 0 THEN extract(epoch FROM accessed_at) END "
+            "FROM memories_memory WHERE id = ANY(%s::uuid[])",
+            [list(times)],
+        )
+        previous = {memory_id: (float(at) if at is not None else None) for memory_id, at in cursor.fetchall()}
+    rows = [
+        (memory_id, uses(times=stamps, previous_access=previous[memory_id]), max(stamps))
+        for memory_id, stamps in times.items()
+        if memory_id in previous  # deleted meanwhile: nothing to count
+    ]
     if not rows:
         return 0
     decayed = decayed_importance_sql(at_sql="GREATEST(m.accessed_at, v.ts)")
