@@ -1,9 +1,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
 
 from django.db import connection
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 
 from apps.conversations.models import Conversation, Message
 from apps.core.exceptions import NotFound
@@ -21,30 +23,32 @@ def message_list(*, tenant: Tenant, conversation: Conversation) -> QuerySet[Mess
     return Message.objects.filter(tenant=tenant, conversation=conversation)
 
 
-def message_turns_before(*, message: Message, count: int) -> list[Message]:
-    """The `count` turns before `message` in its conversation, newest first (one probe of the
-    conversation's (occurred_at, id) index)."""
-    return list(
-        Message.objects.filter(conversation_id=message.conversation_id)
-        .filter(Q(occurred_at__lt=message.occurred_at) | Q(occurred_at=message.occurred_at, id__lt=message.id))
-        .order_by("-occurred_at", "-id")
-        .only("external_id", "speaker", "content", "occurred_at")[:count]
-    )
+@dataclass(frozen=True)
+class Turn:
+    external_id: str
+    speaker: str
+    content: str
+    occurred_at: datetime
 
 
-def messages_turn_before(*, message_ids: Sequence[int]) -> dict[int, tuple[str, str]]:
-    """For each of `message_ids` with a turn before it in its conversation: that turn's (speaker, content).
-    Turns are ordered as the ledger orders them — by time, then by arrival (the id) where times tie — so a
-    conversation whose turns share one timestamp still has a turn before each. One statement."""
+def messages_turns_before(*, message_ids: Sequence[int], count: int = 1) -> dict[int, list[Turn]]:
+    """For each of `message_ids`, the `count` turns before it in its conversation, newest first (none for a
+    conversation's first turn). Turns are ordered as the ledger orders them — by time, then by arrival (the
+    id) where times tie — so a conversation whose turns share one timestamp still has a turn before each.
+    One statement."""
     if not message_ids:
         return {}
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT cur.id, p.speaker, p.content FROM conversations_message cur "
-            "CROSS JOIN LATERAL (SELECT p.speaker, p.content FROM conversations_message p "
+            "SELECT cur.id, p.external_id, p.speaker, p.content, p.occurred_at FROM conversations_message cur "
+            "CROSS JOIN LATERAL (SELECT p.id, p.external_id, p.speaker, p.content, p.occurred_at "
+            "  FROM conversations_message p "
             "  WHERE p.conversation_id = cur.conversation_id AND (p.occurred_at, p.id) < (cur.occurred_at, cur.id) "
-            "  ORDER BY p.occurred_at DESC, p.id DESC LIMIT 1) p "
-            "WHERE cur.id = ANY(%s)",
-            [list(message_ids)],
+            "  ORDER BY p.occurred_at DESC, p.id DESC LIMIT %s) p "
+            "WHERE cur.id = ANY(%s) ORDER BY cur.id, p.occurred_at DESC, p.id DESC",
+            [count, list(message_ids)],
         )
-        return {message_id: (speaker, content) for message_id, speaker, content in cursor.fetchall()}
+        found: dict[int, list[Turn]] = {}
+        for message_id, *turn in cursor.fetchall():
+            found.setdefault(message_id, []).append(Turn(*turn))
+        return found

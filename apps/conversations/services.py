@@ -1,10 +1,11 @@
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -36,6 +37,77 @@ def conversation_get_or_create(
             details={"conversation_id": ["This conversation belongs to another contact."]},
         )
     return conversation
+
+
+def conversations_get_or_create_many(
+    *, tenant: Tenant, wanted: Sequence[tuple[str, Contact | None, str, datetime]]
+) -> dict[str, Conversation]:
+    """`conversation_get_or_create` for a batch: (external_id, contact, channel, first message time) in
+    order, the first of each id creating it. A conversation of another contact → 409 before anything is
+    written. A few statements whatever the batch's size."""
+    ids = list(dict.fromkeys(external_id for external_id, _, _, _ in wanted))
+    found = {c.external_id: c for c in Conversation.objects.filter(tenant=tenant, external_id__in=ids)}
+    missing: dict[str, Conversation] = {}
+    for external_id, contact, channel, at in wanted:
+        if external_id not in found and external_id not in missing:
+            missing[external_id] = Conversation(
+                tenant=tenant,
+                external_id=external_id,
+                contact=contact,
+                channel=channel,
+                started_at=at,
+                last_message_at=at,
+            )
+    if missing:
+        Conversation.objects.bulk_create(list(missing.values()), ignore_conflicts=True)  # a concurrent one may win
+        found.update({c.external_id: c for c in Conversation.objects.filter(tenant=tenant, external_id__in=missing)})
+    for external_id, contact, _, _ in wanted:
+        conversation = found[external_id]
+        if contact is not None and conversation.contact_id not in (None, contact.pk):
+            raise ApplicationError(
+                f"Conversation '{external_id}' belongs to another contact.",
+                code="conflict",
+                status_code=409,
+                details={"conversation_id": ["This conversation belongs to another contact."]},
+            )
+    return found
+
+
+def messages_appended(*, messages: Sequence[Message]) -> None:
+    """After new ledger rows: each conversation's message count and last message time, each contact's last
+    seen time (moved forward only), in two statements."""
+    if not messages:
+        return
+    per_conversation: dict[Any, list[Message]] = {}
+    per_contact: dict[Any, datetime] = {}
+    for message in messages:
+        per_conversation.setdefault(message.conversation_id, []).append(message)
+        if message.contact_id is not None:
+            latest = per_contact.get(message.contact_id)
+            per_contact[message.contact_id] = max(latest, message.occurred_at) if latest else message.occurred_at
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE conversations_conversation c SET message_count = c.message_count + v.n, "
+            "last_message_at = GREATEST(c.last_message_at, v.at), status = %s, closed_at = NULL "
+            "FROM unnest(%s::uuid[], %s::int[], %s::timestamptz[]) AS v(id, n, at) WHERE c.id = v.id",
+            [
+                Conversation.STATUS_OPEN,
+                list(per_conversation),
+                [len(rows) for rows in per_conversation.values()],
+                [max(row.occurred_at for row in rows) for rows in per_conversation.values()],
+            ],
+        )
+        cursor.execute(
+            "UPDATE contacts_contact c SET last_seen_at = GREATEST(coalesce(c.last_seen_at, v.at), v.at) "
+            "FROM unnest(%s::uuid[], %s::timestamptz[]) AS v(id, at) WHERE c.id = v.id",
+            [list(per_contact), list(per_contact.values())],
+        )
+    for message in messages:
+        conversation = message.conversation
+        conversation.last_message_at = max(conversation.last_message_at, message.occurred_at)
+        if message.contact is not None:
+            seen = message.contact.last_seen_at
+            message.contact.last_seen_at = max(seen, message.occurred_at) if seen else message.occurred_at
 
 
 def message_append(

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol
@@ -32,13 +33,20 @@ def entity_upsert_many(
 
     A bare name ("Bruno") resolves to the typed entity with the same slug (`pet:bruno`) when one exists;
     a typed mention upgrades an earlier bare `name:` entity in place, so its links are kept. Metadata learned
-    later (a species, a relation) is merged in. A few queries whatever the number of mentions.
+    later (a species, a relation) is merged in. Each mention counts (a batch of memories naming an entity
+    three times adds three). A few queries whatever the number of mentions.
     """
     wanted: dict[str, EntityLike] = {}
+    mentions: Counter[str] = Counter()
     for entity in entities:
-        wanted.setdefault(f"{entity.entity_type}:{entity.slug}", entity)
+        key = f"{entity.entity_type}:{entity.slug}"
+        wanted.setdefault(key, entity)
+        mentions[key] += 1
     if not wanted:
         return {}
+    # a bare name and a typed mention of the same slug in one call: the name is the typed entity (as when
+    # the typed mention had come first)
+    typed_wanted = {ref.slug: key for key, ref in wanted.items() if ref.entity_type != GENERIC_TYPE}
     slugs = {entity.slug for entity in wanted.values()}
     by_slug: dict[str, list[Entity]] = {}
     for entity in Entity.objects.filter(tenant=tenant, contact=contact, slug__in=slugs):
@@ -55,6 +63,8 @@ def entity_upsert_many(
             resolved[key] = exact
         elif ref.entity_type == GENERIC_TYPE and typed is not None:
             resolved[key] = typed
+        elif ref.entity_type == GENERIC_TYPE and ref.slug in typed_wanted:
+            continue  # resolved below, once the typed entity exists
         elif ref.entity_type != GENERIC_TYPE and generic is not None:
             generic.entity_type = ref.entity_type  # the bare name turned out to be a pet, a person, ...
             generic.save(update_fields=["entity_type", "updated_at"])
@@ -75,9 +85,18 @@ def entity_upsert_many(
         created = Entity.objects.filter(tenant=tenant, contact=contact, slug__in={e.slug for e in to_create.values()})
         by_key = {entity.key: entity for entity in created}
         resolved.update({key: by_key[key] for key in to_create if key in by_key})
+    for key, ref in wanted.items():
+        if key not in resolved and typed_wanted.get(ref.slug) in resolved:
+            resolved[key] = resolved[typed_wanted[ref.slug]]
 
-    mentioned = {entity.pk for entity in resolved.values()}
-    Entity.objects.filter(pk__in=mentioned).update(mention_count=F("mention_count") + 1, last_seen_at=at)
+    counts: Counter[Any] = Counter()
+    for key, entity in resolved.items():
+        counts[entity.pk] += mentions[key]
+    by_count: dict[int, list[Any]] = {}
+    for entity_id, count in counts.items():
+        by_count.setdefault(count, []).append(entity_id)
+    for count, entity_ids in by_count.items():
+        Entity.objects.filter(pk__in=entity_ids).update(mention_count=F("mention_count") + count, last_seen_at=at)
     for key, entity in resolved.items():
         new_metadata = dict(wanted[key].metadata)
         if new_metadata and any(entity.metadata.get(k) != v for k, v in new_metadata.items()):

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -76,6 +77,39 @@ def contact_get_or_create(
         if changed:
             contact.save(update_fields=[*changed, "updated_at"])
     return contact
+
+
+def contacts_get_or_create_many(*, tenant: Tenant, wanted: Sequence[tuple[str, str, str]]) -> dict[str, Contact]:
+    """`contact_get_or_create` for a batch: (external_id, display_name, channel) in order, the first of each id
+    creating it; a few statements whatever the batch's size. Returns {external id as given: Contact}."""
+    ids = {given: _validate_external_id(given) for given, _, _ in wanted}
+    found = {
+        contact.external_id: contact for contact in Contact.objects.filter(tenant=tenant, external_id__in=ids.values())
+    }
+    missing: dict[str, Contact] = {}
+    for given, display_name, channel in wanted:
+        external_id = ids[given]
+        if external_id not in found and external_id not in missing:
+            missing[external_id] = Contact(
+                tenant=tenant, external_id=external_id, display_name=display_name, channel=channel, metadata={}
+            )
+    if missing:
+        Contact.objects.bulk_create(list(missing.values()), ignore_conflicts=True)  # a concurrent request may win
+        found.update(
+            {contact.external_id: contact for contact in Contact.objects.filter(tenant=tenant, external_id__in=missing)}
+        )
+    for given, display_name, channel in wanted:
+        contact = found[ids[given]]
+        changed = []
+        if display_name and not contact.display_name:
+            contact.display_name = display_name
+            changed.append("display_name")
+        if channel and not contact.channel:
+            contact.channel = channel
+            changed.append("channel")
+        if changed:
+            contact.save(update_fields=[*changed, "updated_at"])
+    return {given: found[external_id] for given, external_id in ids.items()}
 
 
 def contact_update(*, contact: Contact, data: dict[str, Any]) -> Contact:

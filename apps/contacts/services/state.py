@@ -3,9 +3,11 @@ sessions, streak, relationship stage, churn risk. Crisis detection never depends
 
 from __future__ import annotations
 
+import copy
 import logging
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -85,78 +87,114 @@ def crisis_guidance_for(contact: Contact) -> str:
     return helpline_guidance(locale, overrides)
 
 
+@dataclass(frozen=True)
+class StatedMessage:
+    """A user message as contact intelligence reads it."""
+
+    text: str
+    message_id: str
+    occurred_at: datetime
+
+
 def contact_state_update(
     *, contact: Contact, text: str, message_id: str, occurred_at: datetime, now: datetime | None = None
 ) -> StateUpdate:
+    (update,) = contact_state_update_many(
+        contact=contact, messages=[StatedMessage(text, message_id, occurred_at)], now=now
+    )
+    return update
+
+
+def contact_state_update_many(
+    *, contact: Contact, messages: Sequence[StatedMessage], now: datetime | None = None
+) -> list[StateUpdate]:
+    """The contact's state after each of `messages`, in order (mood, crisis, sessions, streak, stage), in one
+    transaction with the state row locked; the interaction log written in one statement. Each update carries
+    the state as it was right after its message."""
     now = now or timezone.now()
-    crisis = crisis_rules.detect_crisis(text)
+    updates: list[StateUpdate] = []
+    logs: list[InteractionLog] = []
     with transaction.atomic():
         state, _ = ContactState.objects.select_for_update().get_or_create(
             contact=contact, defaults={"tenant": contact.tenant}
         )
-        previous = None
-        if state.last_seen_at is not None:
-            previous = mood_rules.MoodReading(
-                mood=state.mood,
-                energy=state.energy,
-                style=state.style,
-                confidence=state.mood_confidence,
-                source="previous",
-            )
-        reading = mood_classify(text=text, previous=previous, tenant_id=str(contact.tenant_id))
-        new_session = state.last_seen_at is None or occurred_at - state.last_seen_at > SESSION_GAP
-        if new_session:
-            state.sessions_count += 1
-            state.active_streak = stages.next_streak(
-                previous_streak=state.active_streak,
-                last_session_date=state.last_session_date,
-                session_date=occurred_at.date(),
-            )
-            state.last_session_date = max(occurred_at.date(), state.last_session_date or occurred_at.date())
-        transition = previous is not None and previous.mood != reading.mood
-        state.mood, state.energy, state.style = reading.mood, reading.energy, reading.style
-        state.mood_confidence = reading.confidence
-        state.last_seen_at = max(occurred_at, state.last_seen_at) if state.last_seen_at else occurred_at
-        InteractionLog.objects.create(
+        for message in messages:
+            update, log = _state_step(contact=contact, state=state, message=message)
+            updates.append(update)
+            logs.append(log)
+        InteractionLog.objects.bulk_create(logs)
+        state.usual_mood, state.usual_energy = _usual_mood(contact)
+        state.save()
+    return updates
+
+
+def _state_step(*, contact: Contact, state: ContactState, message: StatedMessage) -> tuple[StateUpdate, InteractionLog]:
+    text, occurred_at = message.text, message.occurred_at
+    crisis = crisis_rules.detect_crisis(text)
+    previous = None
+    if state.last_seen_at is not None:
+        previous = mood_rules.MoodReading(
+            mood=state.mood,
+            energy=state.energy,
+            style=state.style,
+            confidence=state.mood_confidence,
+            source="previous",
+        )
+    reading = mood_classify(text=text, previous=previous, tenant_id=str(contact.tenant_id))
+    new_session = state.last_seen_at is None or occurred_at - state.last_seen_at > SESSION_GAP
+    if new_session:
+        state.sessions_count += 1
+        state.active_streak = stages.next_streak(
+            previous_streak=state.active_streak,
+            last_session_date=state.last_session_date,
+            session_date=occurred_at.date(),
+        )
+        state.last_session_date = max(occurred_at.date(), state.last_session_date or occurred_at.date())
+    transition = previous is not None and previous.mood != reading.mood
+    state.mood, state.energy, state.style = reading.mood, reading.energy, reading.style
+    state.mood_confidence = reading.confidence
+    state.last_seen_at = max(occurred_at, state.last_seen_at) if state.last_seen_at else occurred_at
+    log = InteractionLog(
+        tenant=contact.tenant,
+        contact=contact,
+        message_id=message.message_id,
+        occurred_at=occurred_at,
+        mood=reading.mood,
+        energy=reading.energy,
+        style=reading.style,
+        confidence=reading.confidence,
+        source=reading.source,
+        previous_mood=previous.mood if previous else "",
+        is_transition=transition,
+        session_number=state.sessions_count,
+    )
+    state.relationship_stage = stages.relationship_stage(
+        sessions_count=state.sessions_count,
+        active_streak=state.active_streak,
+        last_seen_at=state.last_seen_at,
+        # as of this message: imported history gets the stage it had then; the periodic refresh
+        # moves it to fading / dormant as real time passes
+        now=state.last_seen_at,
+    )
+    state.churn_risk = stages.churn_risk(days_inactive=0.0, engagement_drop=0.0, current=state.churn_risk)
+    guidance = None
+    if crisis.is_crisis:
+        guidance = crisis_guidance_for(contact)
+        state.crisis_flag, state.crisis_at = True, occurred_at
+        CrisisReview.objects.create(
             tenant=contact.tenant,
             contact=contact,
-            message_id=message_id,
-            occurred_at=occurred_at,
-            mood=reading.mood,
-            energy=reading.energy,
-            style=reading.style,
-            confidence=reading.confidence,
-            source=reading.source,
-            previous_mood=previous.mood if previous else "",
-            is_transition=transition,
-            session_number=state.sessions_count,
+            message_id=message.message_id,
+            excerpt=text[:1000],
+            matched=list(crisis.matched),
+            severity=crisis.severity,
+            language=crisis.language,
+            guidance=guidance,
         )
-        state.usual_mood, state.usual_energy = _usual_mood(contact)
-        state.relationship_stage = stages.relationship_stage(
-            sessions_count=state.sessions_count,
-            active_streak=state.active_streak,
-            last_seen_at=state.last_seen_at,
-            # as of this message: imported history gets the stage it had then; the periodic refresh
-            # moves it to fading / dormant as real time passes
-            now=state.last_seen_at,
-        )
-        state.churn_risk = stages.churn_risk(days_inactive=0.0, engagement_drop=0.0, current=state.churn_risk)
-        guidance = None
-        if crisis.is_crisis:
-            guidance = crisis_guidance_for(contact)
-            state.crisis_flag, state.crisis_at = True, occurred_at
-            CrisisReview.objects.create(
-                tenant=contact.tenant,
-                contact=contact,
-                message_id=message_id,
-                excerpt=text[:1000],
-                matched=list(crisis.matched),
-                severity=crisis.severity,
-                language=crisis.language,
-                guidance=guidance,
-            )
-        state.save()
-    return StateUpdate(state=state, mood=reading, crisis=crisis, crisis_guidance=guidance, new_session=new_session)
+    update = StateUpdate(
+        state=copy.copy(state), mood=reading, crisis=crisis, crisis_guidance=guidance, new_session=new_session
+    )
+    return update, log
 
 
 def contact_state_refresh(*, contact: Contact, now: datetime, engagement_drop: float = 0.0) -> ContactState | None:

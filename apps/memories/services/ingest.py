@@ -9,20 +9,27 @@ Guarantees:
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from django.db import transaction
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from apps.contacts.models import Contact
-from apps.contacts.services import contact_get_or_create, contact_state_update
+from apps.contacts.services import (
+    StatedMessage,
+    StateUpdate,
+    contact_state_update_many,
+    contacts_get_or_create_many,
+)
 from apps.conversations.models import Conversation, Message
-from apps.conversations.selectors import messages_turn_before
-from apps.conversations.services import conversation_get_or_create, message_append
+from apps.conversations.selectors import messages_turns_before
+from apps.conversations.services import conversations_get_or_create_many, messages_appended
 from apps.conversations.window import window_append
 from apps.core.exceptions import ApplicationError
 from apps.memories import scoring
@@ -34,10 +41,10 @@ from apps.memories.services.scheduling import consolidation_schedule
 from apps.memories.services.writing import (
     Candidate,
     MemoryChange,
-    MemoryVectors,
+    Provenance,
     candidates_embed,
     memories_write,
-    session_context_update,
+    sessions_context_update,
     turn_line,
     working_memory_expiry,
 )
@@ -70,14 +77,7 @@ class IngestOutcome:
     state: dict[str, Any] | None = None
 
 
-def _state_update(event: ContextEvent, message: Message) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-    """Contact intelligence for a user message: mood, crisis, sessions, stage. Recorded on the event so a
-    replayed message_id returns the same answer."""
-    if message.role != Message.ROLE_USER or event.contact is None:
-        return None, None
-    update = contact_state_update(
-        contact=event.contact, text=message.content, message_id=message.external_id, occurred_at=message.occurred_at
-    )
+def _state_payload(update: StateUpdate) -> tuple[dict[str, Any] | None, dict[str, Any]]:
     crisis = None
     if update.crisis.is_crisis:
         crisis = {
@@ -94,9 +94,49 @@ def _state_update(event: ContextEvent, message: Message) -> tuple[dict[str, Any]
         "activeStreak": update.state.active_streak,
         "churnRisk": update.state.churn_risk,
     }
-    ContextEvent.objects.filter(pk=event.pk).update(result={**event.result, "crisis": crisis, "state": state})
-    event.result = {**event.result, "crisis": crisis, "state": state}
     return crisis, state
+
+
+def _events_result_merge(patches: dict[Any, dict[str, Any]]) -> None:
+    """Merge a patch into each event's result, one statement."""
+    if not patches:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE memories_contextevent e SET result = e.result || v.patch::jsonb, updated_at = now() "
+            "FROM unnest(%s::uuid[], %s::text[]) AS v(id, patch) WHERE e.id = v.id",
+            [list(patches), [json.dumps(patch, cls=DjangoJSONEncoder) for patch in patches.values()]],
+        )
+
+
+def _state_updates(persisted: Sequence[tuple[ContextEvent, Message]]) -> dict[Any, tuple[Any, Any]]:
+    """Contact intelligence for the batch's user messages: mood, crisis, sessions, stage — per contact in
+    message order, one transaction each. Recorded on the events (committed before extraction runs, so a
+    replayed message_id returns the same answer even when extraction fails). {event id: (crisis, state)}."""
+    by_contact: dict[Any, list[tuple[ContextEvent, Message]]] = {}
+    for event, message in persisted:
+        if message.role == Message.ROLE_USER and event.contact is not None:
+            by_contact.setdefault(event.contact_id, []).append((event, message))
+    answers: dict[Any, tuple[Any, Any]] = {}
+    for pairs in by_contact.values():
+        contact = pairs[0][0].contact
+        assert contact is not None
+        try:
+            updates = contact_state_update_many(
+                contact=contact,
+                messages=[StatedMessage(m.content, m.external_id, m.occurred_at) for _, m in pairs],
+            )
+        except Exception:
+            logger.exception("Contact state update failed for contact %s", contact.pk)
+            continue
+        patches: dict[Any, dict[str, Any]] = {}
+        for (event, _), update in zip(pairs, updates, strict=True):
+            crisis, state = _state_payload(update)
+            answers[event.pk] = (crisis, state)
+            patches[event.pk] = {"crisis": crisis, "state": state}
+            event.result = {**event.result, **patches[event.pk]}
+        _events_result_merge(patches)
+    return answers
 
 
 def memory_change_summary(change: MemoryChange) -> dict[str, Any]:
@@ -178,8 +218,12 @@ def _with(entities: Sequence[ExtractedEntity], extra: ExtractedEntity | None) ->
 
 def previous_turns(events: Sequence[ContextEvent]) -> dict[Any, str]:
     """The turn before each message event's message, as its memories' context embeddings read it."""
-    before = messages_turn_before(message_ids=[event.message_id for event in events if event.message_id])
-    return {event.pk: turn_line(*before[event.message_id]) for event in events if event.message_id in before}
+    before = messages_turns_before(message_ids=[event.message_id for event in events if event.message_id], count=1)
+    return {
+        event.pk: turn_line(before[event.message_id][0].speaker, before[event.message_id][0].content)
+        for event in events
+        if event.message_id in before
+    }
 
 
 def _candidates_for_event(event: ContextEvent, *, previous_turn: str | None = None) -> list[Candidate]:
@@ -233,46 +277,79 @@ def _candidates_for_observation(event: ContextEvent) -> list[Candidate]:
     ]
 
 
-def event_extract(
-    *,
-    event: ContextEvent,
-    actor: str,
-    candidates: Sequence[Candidate] | None = None,
-    vectors: MemoryVectors | None = None,
-    now: datetime | None = None,
-    samples: dict[Any, Any] | None = None,
-) -> list[dict[str, Any]]:
-    """Run inline extraction for one event and record what it did (a batch passes the event's `candidates`
-    and their `vectors`, made for the whole batch at once). Safe to call again after a failure: an event
-    already extracted returns its recorded result."""
+def event_extract(*, event: ContextEvent, actor: str, now: datetime | None = None) -> list[dict[str, Any]]:
+    """Run inline extraction for one event and record what it did. Safe to call again after a failure: an
+    event already extracted returns its recorded result."""
     if event.extracted_at is not None:
         return list(event.result.get("memories", []))
-    if candidates is None:
-        candidates = _candidates_for_event(event)
-    occurred_at = event.message.occurred_at if event.message is not None else event.created_at
-    source_message_ids = [event.message.external_id] if event.message is not None else []
+    return events_extract(events=[event], actor=actor, now=now)[event.pk]
+
+
+def _provenance(event: ContextEvent) -> Provenance:
+    if event.message is not None:
+        return Provenance(event.message.occurred_at, (event.message.external_id,), (event.pk,), event.message_id)
+    return Provenance(event.created_at, (), (event.pk,), None)
+
+
+def events_extract(
+    *,
+    events: Sequence[ContextEvent],
+    actor: str,
+    now: datetime | None = None,
+    planned: dict[Any, list[Candidate]] | None = None,
+) -> dict[Any, list[dict[str, Any]]]:
+    """Inline extraction of a batch of events, in one transaction: their candidates embedded in one call,
+    written per scope with one `memories_write` (a constant number of statements), the conversations'
+    context words and the events' results set in one statement each. `planned`: candidates already made.
+    Returns {event id: the summaries of what it created or reinforced}."""
+    if planned is None:
+        before = previous_turns(events)
+        planned = {event.pk: _candidates_for_event(event, previous_turn=before.get(event.pk, "")) for event in events}
+    work = [(event, candidate) for event in events for candidate in planned.get(event.pk, [])]
+    vectors = candidates_embed([candidate for _, candidate in work])
+    by_scope: dict[Any, list[int]] = {}
+    for index, (event, _) in enumerate(work):
+        by_scope.setdefault(event.contact_id, []).append(index)
+    summaries: dict[Any, list[dict[str, Any]]] = {event.pk: [] for event in events}
     with transaction.atomic():
-        changes = memories_write(
-            tenant=event.tenant,
-            contact=event.contact,
-            candidates=candidates,
-            occurred_at=occurred_at,
-            actor=actor,
-            source_message_ids=source_message_ids,
-            source_event_ids=[event.pk],
-            source_sequence=event.message_id,
-            vectors=vectors,
-            now=now,
-            samples=samples,
+        for positions in by_scope.values():
+            first = work[positions[0]][0]
+            changes = memories_write(
+                tenant=first.tenant,
+                contact=first.contact,
+                candidates=[work[index][1] for index in positions],
+                provenance=[_provenance(work[index][0]) for index in positions],
+                actor=actor,
+                vectors=vectors.take(positions),
+                now=now,
+            )
+            for index, change in zip(positions, changes, strict=True):
+                if change.action != "skipped":
+                    summaries[work[index][0].pk].append(memory_change_summary(change))
+        sessions_context_update(
+            turns=[
+                (event.message, str((event.source_metadata or {}).get("conversation_id", "")))
+                for event in events
+                if event.message is not None
+                and event.contact_id is not None
+                and (event.source_metadata or {}).get("conversation_id")
+            ]
         )
-        if event.message is not None and event.contact_id is not None:
-            session_id = str((event.source_metadata or {}).get("conversation_id", ""))
-            if session_id:
-                session_context_update(message=event.message, session_id=session_id)
-        summaries = [memory_change_summary(change) for change in changes if change.action != "skipped"]
-        event.result = {**event.result, "memories": summaries}
-        event.extracted_at = timezone.now()
-        event.save(update_fields=["result", "extracted_at", "updated_at"])
+        extracted_at = timezone.now()
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "UPDATE memories_contextevent e SET result = e.result || v.patch::jsonb, extracted_at = %s, "
+                "updated_at = %s FROM unnest(%s::uuid[], %s::text[]) AS v(id, patch) WHERE e.id = v.id",
+                [
+                    extracted_at,
+                    extracted_at,
+                    [event.pk for event in events],
+                    [json.dumps({"memories": summaries[event.pk]}) for event in events],
+                ],
+            )
+    for event in events:
+        event.result = {**event.result, "memories": summaries[event.pk]}
+        event.extracted_at = extracted_at
     return summaries
 
 
@@ -281,123 +358,170 @@ def _record_failure(event: ContextEvent, exc: Exception) -> None:
     ContextEvent.objects.filter(pk=event.pk).update(attempts=event.attempts + 1, last_error=repr(exc)[:2000])
 
 
-def _persist_message(*, tenant: Tenant, item: IngestItem) -> tuple[ContextEvent, Message, bool]:
-    """Ledger row + event row in one transaction. Returns (event, message, created)."""
-    at = item.occurred_at or timezone.now()
+@dataclass(frozen=True)
+class _Persisted:
+    event: ContextEvent
+    message: Message
+    created: bool
+
+
+def _persist_batch(*, tenant: Tenant, items: Sequence[IngestItem]) -> list[_Persisted]:
+    """The ledger rows and event rows of the whole batch in one transaction, before anything else runs:
+    a conflict anywhere (a message_id used for another conversation or contact, a conversation of another
+    contact) writes nothing. A constant number of statements per batch. A client message_id seen before —
+    earlier in the batch or in the ledger — is a duplicate: nothing is written for it."""
+    now = timezone.now()
     with transaction.atomic():
-        contact = contact_get_or_create(
-            tenant=tenant, external_id=item.contact_id, display_name=item.display_name, channel=item.channel
+        contacts = contacts_get_or_create_many(
+            tenant=tenant, wanted=[(item.contact_id, item.display_name, item.channel) for item in items]
         )
-        conversation = conversation_get_or_create(
-            tenant=tenant, external_id=item.conversation_id, contact=contact, channel=item.channel, at=at
-        )
-        appended = message_append(
+        conversations = conversations_get_or_create_many(
             tenant=tenant,
-            conversation=conversation,
-            contact=contact,
-            role=item.role,
-            content=item.message,
-            external_id=item.message_id,
-            speaker=item.speaker,
-            occurred_at=at,
-            metadata=item.metadata,
+            wanted=[
+                (item.conversation_id, contacts[item.contact_id], item.channel, item.occurred_at or now)
+                for item in items
+            ],
         )
-        message = appended.message
-        if not appended.created:
-            if message.conversation.external_id != item.conversation_id or message.contact_id != contact.pk:
-                raise ApplicationError(
-                    f"message_id '{item.message_id}' was already used for another conversation or contact.",
-                    code="conflict",
-                    status_code=409,
+        given_ids = [item.message_id for item in items if item.message_id]
+        existing = {
+            message.external_id: message
+            for message in Message.objects.filter(tenant=tenant, external_id__in=given_ids).select_related(
+                "conversation"
+            )
+        }
+        plan: list[tuple[Message, bool]] = []
+        new_messages: list[Message] = []
+        for item in items:
+            contact = contacts[item.contact_id]
+            conversation = conversations[item.conversation_id]
+            known = existing.get(item.message_id) if item.message_id else None
+            if known is not None:
+                if known.conversation.external_id != item.conversation_id or known.contact_id != contact.pk:
+                    raise ApplicationError(
+                        f"message_id '{item.message_id}' was already used for another conversation or contact.",
+                        code="conflict",
+                        status_code=409,
+                    )
+                plan.append((known, False))
+                continue
+            message = Message(
+                tenant=tenant,
+                conversation=conversation,
+                contact=contact,
+                external_id=item.message_id or Message.new_external_id(),
+                role=item.role,
+                speaker=item.speaker,
+                content=item.message,
+                occurred_at=item.occurred_at or now,
+                metadata=item.metadata or {},
+            )
+            existing[message.external_id] = message
+            new_messages.append(message)
+            plan.append((message, True))
+        Message.objects.bulk_create(new_messages)
+        events = ContextEvent.objects.bulk_create(
+            [
+                ContextEvent(
+                    tenant=tenant,
+                    contact=message.contact,
+                    conversation=message.conversation,
+                    message=message,
+                    event_type=ContextEvent.TYPE_MESSAGE,
+                    content=message.content,
+                    source_metadata={
+                        "source": "ingest",
+                        "conversation_id": message.conversation.external_id,
+                        "message_id": message.external_id,
+                        "role": message.role,
+                        "speaker": message.speaker,
+                        "channel": item.channel,
+                    },
                 )
-            return ContextEvent.objects.select_related("message").get(message=message), message, False
-        event = ContextEvent.objects.create(
-            tenant=tenant,
-            contact=contact,
-            conversation=conversation,
-            message=message,
-            event_type=ContextEvent.TYPE_MESSAGE,
-            content=message.content,
-            source_metadata={
-                "source": "ingest",
-                "conversation_id": item.conversation_id,
-                "message_id": message.external_id,
-                "role": item.role,
-                "speaker": item.speaker,
-                "channel": item.channel,
-            },
+                for (message, created), item in zip(plan, items, strict=True)
+                if created
+            ]
         )
-        transaction.on_commit(lambda: _after_commit(conversation, message))
-    return event, message, True
+        messages_appended(messages=new_messages)
+        transaction.on_commit(lambda: _after_commit(new_messages))
+    event_of = {event.message_id: event for event in events}
+    duplicates = [message.pk for message, created in plan if not created]
+    if duplicates:
+        event_of |= {
+            event.message_id: event
+            for event in ContextEvent.objects.select_related("message").filter(message_id__in=duplicates)
+        }
+    return [_Persisted(event_of[message.pk], message, created) for message, created in plan]
 
 
-def _after_commit(conversation: Conversation, message: Message) -> None:
-    window_append(conversation=conversation, message=message)
-    consolidation_schedule(conversation=conversation)
+def _after_commit(messages: Sequence[Message]) -> None:
+    conversations: dict[Any, Conversation] = {}
+    for message in messages:
+        window_append(conversation=message.conversation, message=message)
+        conversations.setdefault(message.conversation_id, message.conversation)
+    for conversation in conversations.values():
+        consolidation_schedule(conversation=conversation)
 
 
 def ingest_messages(
     *, tenant: Tenant, items: Sequence[IngestItem], actor: str, now: datetime | None = None
 ) -> list[IngestOutcome]:
-    """Ingest messages in order. All texts of new messages are cleaned and their candidates embedded in
-    one batch call; each message then commits on its own, so a failure later in a batch keeps the earlier.
-    `now` is when Engram learns them (a simulation's clock; the wall clock by default)."""
-    persisted = [_persist_message(tenant=tenant, item=item) for item in items]
-    new_events = [event for event, _, created in persisted if created]
-    before = previous_turns(new_events)
+    """Ingest messages in order, as one batch: the ledger and event rows first (one transaction), then the
+    contact state of the user messages, then inline extraction of all of them (candidates embedded in one
+    call, written in one transaction). A failure in extraction keeps the messages: the batch is retried event
+    by event, and an event that still fails stays pending for the retry task. `now` is when Engram learns
+    them (a simulation's clock; the wall clock by default)."""
+    try:
+        persisted = _persist_batch(tenant=tenant, items=items)
+    except IntegrityError:
+        # a concurrent request wrote one of these message_ids (or contacts, conversations) first: once more,
+        # and its rows are duplicates now
+        persisted = _persist_batch(tenant=tenant, items=items)
+    new = [(row.event, row.message) for row in persisted if row.created]
+    answers = _state_updates(new)
     planned: dict[Any, list[Candidate]] = {}
-    for event in new_events:
+    extractable: list[ContextEvent] = []
+    before = previous_turns([event for event, _ in new])
+    for event, _ in new:
         try:
             planned[event.pk] = _candidates_for_event(event, previous_turn=before.get(event.pk, ""))
+            extractable.append(event)
         except Exception as exc:  # a rule bug must not lose the batch: the event is retried later
             _record_failure(event, exc)
-    vectors = candidates_embed([candidate for candidates in planned.values() for candidate in candidates])
-
+    memories: dict[Any, list[dict[str, Any]]] = {}
+    try:
+        memories = events_extract(events=extractable, actor=actor, now=now, planned=planned)
+    except Exception:
+        logger.exception("Batch extraction failed; extracting its %d events one by one", len(extractable))
+        for event in extractable:
+            try:
+                memories[event.pk] = event_extract(event=event, actor=actor, now=now)
+            except Exception as exc:
+                _record_failure(event, exc)
     outcomes: list[IngestOutcome] = []
-    samples: dict[Any, Any] = {}
-    offset = 0
-    for event, message, created in persisted:
-        if not created:
+    for row in persisted:
+        if not row.created:
+            result = row.event.result
             outcomes.append(
                 IngestOutcome(
-                    event=event,
-                    message=message,
-                    memories=event.result.get("memories", []),
+                    event=row.event,
+                    message=row.message,
+                    memories=result.get("memories", []),
                     duplicate=True,
-                    crisis=event.result.get("crisis"),
-                    state=event.result.get("state"),
+                    crisis=result.get("crisis"),
+                    state=result.get("state"),
                 )
             )
             continue
-        # crisis language and mood first: independent of extraction, and never lost to its failure
-        try:
-            crisis, state = _state_update(event, message)
-        except Exception:
-            logger.exception("Contact state update failed for event %s", event.pk)
-            crisis, state = None, None
-        if event.pk not in planned:
-            outcomes.append(
-                IngestOutcome(event=event, message=message, memories=[], duplicate=False, crisis=crisis, state=state)
-            )
-            continue
-        candidates = planned[event.pk]
-        count = len(candidates)
-        event_vectors = vectors[offset : offset + count]
-        offset += count
-        try:
-            memories = event_extract(
-                event=event,
-                actor=actor,
-                candidates=candidates,
-                vectors=event_vectors if count else None,
-                samples=samples,
-                now=now,
-            )
-        except Exception as exc:
-            _record_failure(event, exc)
-            memories = []
+        crisis, state = answers.get(row.event.pk, (None, None))
         outcomes.append(
-            IngestOutcome(event=event, message=message, memories=memories, duplicate=False, crisis=crisis, state=state)
+            IngestOutcome(
+                event=row.event,
+                message=row.message,
+                memories=memories.get(row.event.pk, []),
+                duplicate=False,
+                crisis=crisis,
+                state=state,
+            )
         )
     return outcomes
 

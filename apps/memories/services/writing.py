@@ -15,10 +15,11 @@ from typing import Any
 
 import numpy as np
 from django.db import connection, transaction
+from django.utils import timezone
 
 from apps.contacts.models import Contact
 from apps.conversations.models import Message
-from apps.conversations.selectors import message_turns_before
+from apps.conversations.selectors import messages_turns_before
 from apps.entities.services import EntityLike, entity_upsert_many
 from apps.memories import scoring
 from apps.memories.embeddings import content_hash, get_embedder, memory_text, vector_literal
@@ -79,6 +80,9 @@ class MemoryVectors:
 
     def __getitem__(self, positions: slice) -> MemoryVectors:
         return MemoryVectors(own=self.own[positions], context=self.context[positions])
+
+    def take(self, positions: Sequence[int]) -> MemoryVectors:
+        return MemoryVectors(own=self.own[list(positions)], context=[self.context[index] for index in positions])
 
     def __len__(self) -> int:
         return len(self.context)
@@ -232,6 +236,29 @@ def _scope_sample(*, tenant: Tenant, contact: Contact | None, dimensions: int) -
     )
 
 
+def _reinforce(
+    memory: Memory, *, at: datetime, source_message_ids: Sequence[str], source_event_ids: Sequence[Any]
+) -> None:
+    """A mention again: importance +0.05, one more use, the provenance appended (in memory; the caller saves)."""
+    memory.importance = round(scoring.clamp(memory.importance + scoring.REINFORCE_BOOST), 4)
+    memory.base_importance = memory.importance
+    memory.access_count += 1
+    memory.accessed_at = max(memory.accessed_at, at)
+    memory.source_message_ids = _union(memory.source_message_ids, source_message_ids)
+    memory.source_event_ids = _union(memory.source_event_ids, source_event_ids)
+
+
+REINFORCED_FIELDS = [
+    "importance",
+    "base_importance",
+    "access_count",
+    "accessed_at",
+    "source_message_ids",
+    "source_event_ids",
+    "updated_at",
+]
+
+
 def memory_reinforce(
     *,
     memory: Memory,
@@ -239,27 +266,11 @@ def memory_reinforce(
     at: datetime,
     source_message_ids: Sequence[str] = (),
     source_event_ids: Sequence[Any] = (),
-    boost: float = scoring.REINFORCE_BOOST,
     note: str = "",
 ) -> Memory:
     before = memory_snapshot(memory)
-    memory.importance = round(scoring.clamp(memory.importance + boost), 4)
-    memory.base_importance = memory.importance
-    memory.access_count += 1
-    memory.accessed_at = max(memory.accessed_at, at)
-    memory.source_message_ids = _union(memory.source_message_ids, source_message_ids)
-    memory.source_event_ids = _union(memory.source_event_ids, source_event_ids)
-    memory.save(
-        update_fields=[
-            "importance",
-            "base_importance",
-            "access_count",
-            "accessed_at",
-            "source_message_ids",
-            "source_event_ids",
-            "updated_at",
-        ]
-    )
+    _reinforce(memory, at=at, source_message_ids=source_message_ids, source_event_ids=source_event_ids)
+    memory.save(update_fields=REINFORCED_FIELDS)
     revision_record(memory=memory, action=MemoryRevision.Action.REINFORCED, actor=actor, before=before, note=note)
     return memory
 
@@ -284,58 +295,130 @@ def _union(existing: Sequence[Any], extra: Sequence[Any]) -> list[Any]:
     return merged
 
 
-def _supersession_targets(
-    *,
-    tenant: Tenant,
-    contact: Contact | None,
-    candidate: Candidate,
-    vector: np.ndarray,
-    new_hash: str,
-    sample: _ScopeSample,
-) -> list[Memory]:
-    """Current memories the candidate replaces: same slot with other content, or (explicit correction /
-    flipped preference) the closest memory of the type."""
-    scope = current_memories(tenant=tenant, contact=contact).filter(memory_type=candidate.memory_type)
-    if candidate.slot:
-        return list(scope.filter(slot=candidate.slot).exclude(content_hash=new_hash))
-    match = sample.best_match(vector, candidate.memory_type)
-    if match is None:
-        return []
-    memory_id, similarity, polarity = match
-    if candidate.is_correction and similarity >= CORRECTION_SIMILARITY:
-        return list(scope.filter(pk=memory_id).exclude(content_hash=new_hash))
-    polarity_flipped = candidate.polarity != 0 and polarity != 0 and polarity != candidate.polarity
-    if polarity_flipped and similarity >= POLARITY_FLIP_SIMILARITY:
-        return list(scope.filter(pk=memory_id))
-    return []
+@dataclass(frozen=True)
+class Provenance:
+    """Where a candidate came from: when it happened, the client message ids, the events, and the ledger
+    position of its message (turns that share a timestamp keep their order)."""
+
+    occurred_at: datetime
+    source_message_ids: tuple[str, ...] = ()
+    source_event_ids: tuple[Any, ...] = ()
+    source_sequence: int | None = None
 
 
-def _find_duplicate(
-    *,
-    tenant: Tenant,
-    contact: Contact | None,
-    candidate: Candidate,
-    vector: np.ndarray,
-    new_hash: str,
-    sample: _ScopeSample,
-) -> tuple[Memory, str] | None:
-    scope = current_memories(tenant=tenant, contact=contact).filter(memory_type=candidate.memory_type)
-    exact = scope.filter(content_hash=new_hash).first()
-    if exact is not None:
-        return exact, "same content"
-    match = sample.best_match(vector, candidate.memory_type)
-    if match is None:
-        return None
-    memory_id, similarity, polarity = match
-    if similarity < scoring.duplicate_threshold(candidate.memory_type) or (
-        candidate.polarity and polarity and polarity != candidate.polarity
-    ):
-        return None
-    existing = scope.filter(pk=memory_id).first()
-    if existing is None or (candidate.slot and existing.slot == candidate.slot):
-        # same slot with different content is a correction, not a duplicate
-        return None
-    return existing, f"cosine {similarity:.3f}"
+class _ScopeWriter:
+    """Writes one scope's candidates in order with a constant number of statements: the current memories
+    the candidates could duplicate or replace (same content hash, same slot) are read in two statements
+    up front; decisions are made in order in memory, each seeing the ones before it (a candidate that
+    repeats an earlier one of the same batch reinforces it); then the new memories, their entity links,
+    the reinforced and superseded memories and every revision are written in bulk."""
+
+    def __init__(self, *, tenant: Tenant, contact: Contact | None, candidates: Sequence[Candidate], actor: str) -> None:
+        self.tenant, self.contact, self.actor = tenant, contact, actor
+        scope = current_memories(tenant=tenant, contact=contact)
+        hashes = {content_hash(candidate.content) for candidate in candidates}
+        slots = {candidate.slot for candidate in candidates if candidate.slot}
+        self.by_hash: dict[tuple[str, str], Memory] = {}
+        self.by_slot: dict[tuple[str, str], list[Memory]] = {}
+        self.loaded: dict[Any, Memory] = {}
+        for memory in scope.filter(content_hash__in=hashes).order_by("-created_at"):  # the newest of a hash first
+            self._track(memory)
+        if slots:
+            for memory in scope.filter(slot__in=slots).exclude(pk__in=list(self.loaded)):
+                self._track(memory)
+        self.created: list[Memory] = []
+        self.links: list[tuple[Memory, tuple[EntityLike, ...], datetime]] = []
+        self.changed: dict[Any, Memory] = {}  # existing memories reinforced or superseded
+        self.revisions: list[MemoryRevision] = []
+
+    def _track(self, memory: Memory) -> None:
+        self.loaded[memory.pk] = memory
+        self.by_hash.setdefault((memory.memory_type, memory.content_hash), memory)
+        if memory.slot:
+            self.by_slot.setdefault((memory.memory_type, memory.slot), []).append(memory)
+
+    def _untrack(self, memory: Memory) -> None:
+        if self.by_hash.get((memory.memory_type, memory.content_hash)) is memory:
+            del self.by_hash[(memory.memory_type, memory.content_hash)]
+        holders = self.by_slot.get((memory.memory_type, memory.slot), [])
+        if memory in holders:
+            holders.remove(memory)
+
+    def get(self, memory_id: Any) -> Memory | None:
+        """A current memory of the scope by id: written or read in this batch, else from the database."""
+        memory = self.loaded.get(memory_id)
+        if memory is None:
+            memory = current_memories(tenant=self.tenant, contact=self.contact).filter(pk=memory_id).first()
+            if memory is not None:
+                self._track(memory)
+        return memory if memory is not None and memory.valid_to is None else None
+
+    def revision(self, memory: Memory, action: str, *, before: dict[str, Any] | None = None, **fields: Any) -> None:
+        self.revisions.append(
+            MemoryRevision(
+                memory=memory,
+                tenant_id=memory.tenant_id,
+                action=action,
+                actor=self.actor,
+                before=before or {},
+                after=memory_snapshot(memory),
+                related_memory=fields.get("related_memory"),
+                note=str(fields.get("note", ""))[:300],
+            )
+        )
+
+    def reinforce(self, memory: Memory, *, at: datetime, provenance: Provenance, note: str) -> None:
+        before = memory_snapshot(memory)
+        _reinforce(
+            memory,
+            at=at,
+            source_message_ids=provenance.source_message_ids,
+            source_event_ids=provenance.source_event_ids,
+        )
+        if memory not in self.created:
+            self.changed[memory.pk] = memory
+        self.revision(memory, MemoryRevision.Action.REINFORCED, before=before, note=note)
+
+    def create(self, memory: Memory, entities: tuple[EntityLike, ...], at: datetime) -> None:
+        self.created.append(memory)
+        self.loaded[memory.pk] = memory
+        self._track(memory)
+        self.by_hash[(memory.memory_type, memory.content_hash)] = memory  # the newest of its hash now
+        if entities:
+            self.links.append((memory, entities, at))
+        self.revision(memory, MemoryRevision.Action.CREATED)
+
+    def supersede(self, old: Memory, *, new: Memory, at: datetime, note: str) -> None:
+        before = memory_snapshot(old)
+        old.valid_to = at
+        old.superseded_by = new
+        self._untrack(old)
+        if old not in self.created:
+            self.changed[old.pk] = old
+        self.revision(old, MemoryRevision.Action.SUPERSEDED, before=before, related_memory=new, note=note)
+
+    def flush(self) -> None:
+        Memory.objects.bulk_create(self.created)
+        if self.links:
+            mentions = [(entity, at) for _, entities, at in self.links for entity in entities]
+            resolved = entity_upsert_many(
+                tenant=self.tenant,
+                contact=self.contact,
+                entities=[entity for entity, _ in mentions],
+                at=max(at for _, at in mentions),
+            )
+            links: list[MemoryEntity] = []
+            for memory, entities, _ in self.links:
+                for key in dict.fromkeys(f"{entity.entity_type}:{entity.slug}" for entity in entities):
+                    if key in resolved:
+                        links.append(MemoryEntity(memory=memory, entity=resolved[key]))
+            MemoryEntity.objects.bulk_create(links, ignore_conflicts=True)
+        if self.changed:
+            now = timezone.now()
+            for memory in self.changed.values():
+                memory.updated_at = now
+            Memory.objects.bulk_update(list(self.changed.values()), [*REINFORCED_FIELDS, "valid_to", "superseded_by"])
+        MemoryRevision.objects.bulk_create(self.revisions)
 
 
 @transaction.atomic
@@ -344,27 +427,34 @@ def memories_write(
     tenant: Tenant,
     contact: Contact | None,
     candidates: Sequence[Candidate],
-    occurred_at: datetime,
+    occurred_at: datetime | None = None,
     actor: str,
     source_message_ids: Sequence[str] = (),
     source_event_ids: Sequence[Any] = (),
     source_sequence: int | None = None,
+    provenance: Sequence[Provenance] | None = None,
     vectors: MemoryVectors | None = None,
     now: datetime | None = None,
     samples: dict[Any, _ScopeSample] | None = None,
 ) -> list[MemoryChange]:
-    """Write candidates into the scope; returns one change per candidate, in order.
+    """Write candidates into the scope, in order; returns one change per candidate.
 
     - an exact or near duplicate (cosine ≥ 0.90, same type, same preference polarity) is not stored:
       the existing memory is reinforced (+0.05 importance, access count, provenance appended);
     - a fact with the same slot (or an explicit correction, or a flipped preference) supersedes the old;
     - importance below the store threshold (0.3) is skipped: the message stays in the ledger.
+
+    Provenance is per candidate (`provenance`, a whole ingest batch in one call) or shared by all
+    (`occurred_at` and the source ids). A constant number of statements however many candidates.
     """
     if not candidates:
         return []
-    from django.utils import timezone
-
     now = now or timezone.now()
+    if provenance is None:
+        if occurred_at is None:
+            raise ValueError("memories_write needs occurred_at or a provenance per candidate")
+        shared = Provenance(occurred_at, tuple(source_message_ids), tuple(source_event_ids), source_sequence)
+        provenance = [shared] * len(candidates)
     embedder = get_embedder()
     if vectors is None:
         vectors = candidates_embed(candidates)
@@ -375,58 +465,88 @@ def memories_write(
         sample = _scope_sample(tenant=tenant, contact=contact, dimensions=embedder.dimensions)
         if samples is not None:
             samples[scope_key] = sample
-    changes: list[MemoryChange] = []
-    for candidate, vector, context_vector in zip(candidates, vectors.own, vectors.context, strict=True):
-        changes.append(
-            _write_one(
-                tenant=tenant,
-                contact=contact,
-                candidate=candidate,
-                vector=np.asarray(vector, dtype=np.float32),
-                context_vector=context_vector,
-                sample=sample,
-                occurred_at=occurred_at,
-                actor=actor,
-                source_message_ids=source_message_ids,
-                source_event_ids=source_event_ids,
-                source_sequence=source_sequence,
-                embedding_model=embedder.name,
-                now=now,
-            )
+    writer = _ScopeWriter(tenant=tenant, contact=contact, candidates=candidates, actor=actor)
+    changes = [
+        _write_one(
+            writer=writer,
+            candidate=candidate,
+            vector=np.asarray(vector, dtype=np.float32),
+            context_vector=context_vector,
+            sample=sample,
+            provenance=origin,
+            embedding_model=embedder.name,
+            now=now,
         )
+        for candidate, vector, context_vector, origin in zip(
+            candidates, vectors.own, vectors.context, provenance, strict=True
+        )
+    ]
+    writer.flush()
     return changes
+
+
+def _duplicate_of(
+    *, writer: _ScopeWriter, candidate: Candidate, vector: np.ndarray, new_hash: str, sample: _ScopeSample
+) -> tuple[Memory, str] | None:
+    exact = writer.by_hash.get((candidate.memory_type, new_hash))
+    if exact is not None:
+        return exact, "same content"
+    match = sample.best_match(vector, candidate.memory_type)
+    if match is None:
+        return None
+    memory_id, similarity, polarity = match
+    if similarity < scoring.duplicate_threshold(candidate.memory_type) or (
+        candidate.polarity and polarity and polarity != candidate.polarity
+    ):
+        return None
+    existing = writer.get(memory_id)
+    if existing is None or (candidate.slot and existing.slot == candidate.slot):
+        # same slot with different content is a correction, not a duplicate
+        return None
+    return existing, f"cosine {similarity:.3f}"
+
+
+def _replaced_by(
+    *, writer: _ScopeWriter, candidate: Candidate, vector: np.ndarray, new_hash: str, sample: _ScopeSample
+) -> list[Memory]:
+    """Current memories the candidate replaces: same slot with other content, or (explicit correction /
+    flipped preference) the closest memory of the type."""
+    if candidate.slot:
+        holders = writer.by_slot.get((candidate.memory_type, candidate.slot), [])
+        return [memory for memory in holders if memory.content_hash != new_hash]
+    match = sample.best_match(vector, candidate.memory_type)
+    if match is None:
+        return []
+    memory_id, similarity, polarity = match
+    if candidate.is_correction and similarity >= CORRECTION_SIMILARITY:
+        memory = writer.get(memory_id)
+        return [memory] if memory is not None and memory.content_hash != new_hash else []
+    polarity_flipped = candidate.polarity != 0 and polarity != 0 and polarity != candidate.polarity
+    if polarity_flipped and similarity >= POLARITY_FLIP_SIMILARITY:
+        memory = writer.get(memory_id)
+        return [memory] if memory is not None else []
+    return []
 
 
 def _write_one(
     *,
-    tenant: Tenant,
-    contact: Contact | None,
+    writer: _ScopeWriter,
     candidate: Candidate,
     vector: np.ndarray,
     context_vector: np.ndarray | None,
     sample: _ScopeSample,
-    occurred_at: datetime,
-    actor: str,
-    source_message_ids: Sequence[str],
-    source_event_ids: Sequence[Any],
-    source_sequence: int | None,
+    provenance: Provenance,
     embedding_model: str,
     now: datetime,
 ) -> MemoryChange:
+    tenant, contact = writer.tenant, writer.contact
+    occurred_at = provenance.occurred_at
     new_hash = content_hash(candidate.content)
-    duplicate = _find_duplicate(
-        tenant=tenant, contact=contact, candidate=candidate, vector=vector, new_hash=new_hash, sample=sample
-    )
+    duplicate = _duplicate_of(writer=writer, candidate=candidate, vector=vector, new_hash=new_hash, sample=sample)
     if duplicate is not None:
         existing, why = duplicate
-        memory_reinforce(
-            memory=existing,
-            actor=actor,
-            at=now,  # mentioned again now: a use that restarts the decay clock (see _write_one)
-            source_message_ids=source_message_ids,
-            source_event_ids=source_event_ids,
-            note=f"duplicate of new mention ({why})",
-        )
+        # mentioned again now: a use that restarts the decay clock (see the accessed_at of a new memory)
+        writer.reinforce(existing, at=now, provenance=provenance, note=f"duplicate of new mention ({why})")
         return MemoryChange(memory=existing, action="reinforced", reason=why)
 
     is_tenant_scope = contact is None
@@ -446,10 +566,8 @@ def _write_one(
             )
             return MemoryChange(memory=skipped, action="skipped", reason=f"importance {importance} below threshold")
 
-    targets = _supersession_targets(
-        tenant=tenant, contact=contact, candidate=candidate, vector=vector, new_hash=new_hash, sample=sample
-    )
-    memory = Memory.objects.create(
+    targets = _replaced_by(writer=writer, candidate=candidate, vector=vector, new_hash=new_hash, sample=sample)
+    memory = Memory(
         tenant=tenant,
         contact=contact,
         memory_type=candidate.memory_type,
@@ -474,20 +592,15 @@ def _write_one(
         source_session_id=candidate.source_session_id[:255],
         is_pinned=candidate.is_pinned,
         expires_at=candidate.expires_at,
-        source_message_ids=list(source_message_ids),
-        source_event_ids=list(source_event_ids),
-        source_sequence=source_sequence,
+        source_message_ids=list(provenance.source_message_ids),
+        source_event_ids=list(provenance.source_event_ids),
+        source_sequence=provenance.source_sequence,
         metadata={**candidate.metadata, "polarity": candidate.polarity} if candidate.polarity else candidate.metadata,
-        created_by=actor,
+        created_by=writer.actor,
     )
-    if candidate.entities:
-        linked = entity_upsert_many(tenant=tenant, contact=contact, entities=candidate.entities, at=occurred_at)
-        MemoryEntity.objects.bulk_create(
-            [MemoryEntity(memory=memory, entity=entity) for entity in linked.values()], ignore_conflicts=True
-        )
-    revision_record(memory=memory, action=MemoryRevision.Action.CREATED, actor=actor)
+    writer.create(memory, tuple(candidate.entities), occurred_at)
     for old in targets:
-        memory_supersede(old=old, new=memory, actor=actor, at=now, note=f"replaced by a newer {candidate.memory_type}")
+        writer.supersede(old, new=memory, at=now, note=f"replaced by a newer {candidate.memory_type}")
     sample.add(memory, vector)
     return MemoryChange(memory=memory, action="created", superseded=tuple(targets))
 
@@ -501,41 +614,42 @@ def turn_line(speaker: str, content: str) -> str:
 
 
 def session_context_update(*, message: Message, session_id: str) -> None:
+    sessions_context_update(turns=[(message, session_id)])
+
+
+def sessions_context_update(*, turns: Sequence[tuple[Message, str]]) -> None:
     """context_vector: an episode's words together with the turns just before and after it in the ledger
-    (stored as memories or not — a short question is often what its answer's turn is about). Called for
-    every message: it gives this turn's episode the words of the turn before, and the episode of the turn
-    before the words of this one."""
-    before = message_turns_before(message=message, count=2)
-    texts = [turn_text(item) for item in reversed(before)]  # oldest first
-    current = turn_text(message)
-    episode_of = (
-        "UPDATE memories_memory SET context_vector = to_tsvector('english', %s) WHERE tenant_id = %s "
-        "AND memory_type = 'episode' AND source_session_id = %s AND source_session_id <> '' AND occurred_at = %s "
-        "AND %s = ANY(source_message_ids)"  # memory_session_turn_idx finds the row; the message id confirms it
-    )
+    (stored as memories or not — a short question is often what its answer's turn is about). For each turn
+    (message, conversation id), in order: its episode gets the words of the turn before, and the episode of
+    the turn before gets this one's — as if the turns had been sent one by one. Two statements."""
+    if not turns:
+        return
+    before = messages_turns_before(message_ids=[message.pk for message, _ in turns], count=2)
+    texts: dict[tuple[str, datetime, str], str] = {}  # (conversation, occurred_at, message id) → words
+    for message, session_id in turns:
+        previous = before.get(message.pk, [])  # newest first
+        lines = [turn_line(turn.speaker, turn.content) for turn in reversed(previous)]
+        current = turn_text(message)
+        texts[(session_id, message.occurred_at, message.external_id)] = "\n".join([*lines[-1:], current])
+        if previous:
+            texts[(session_id, previous[0].occurred_at, previous[0].external_id)] = "\n".join([*lines, current])
+    keys = list(texts)
     with connection.cursor() as cursor:
         cursor.execute(
-            episode_of,
+            # memory_session_turn_idx finds each row (conversation, time); the message id confirms it
+            "UPDATE memories_memory m SET context_vector = to_tsvector('english', v.words) "
+            "FROM unnest(%s::text[], %s::timestamptz[], %s::text[], %s::text[]) "
+            "AS v(session_id, at, message_id, words) "
+            "WHERE m.tenant_id = %s AND m.memory_type = 'episode' AND m.source_session_id = v.session_id "
+            "AND m.source_session_id <> '' AND m.occurred_at = v.at AND v.message_id = ANY(m.source_message_ids)",
             [
-                "\n".join([*texts[-1:], current]),
-                message.tenant_id,
-                session_id,
-                message.occurred_at,
-                message.external_id,
+                [key[0] for key in keys],
+                [key[1] for key in keys],
+                [key[2] for key in keys],
+                [texts[key] for key in keys],
+                turns[0][0].tenant_id,
             ],
         )
-        if before:
-            previous = before[0]
-            cursor.execute(
-                episode_of,
-                [
-                    "\n".join([*texts, current]),
-                    message.tenant_id,
-                    session_id,
-                    previous.occurred_at,
-                    previous.external_id,
-                ],
-            )
 
 
 def working_memory_expiry(at: datetime) -> datetime:
