@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -78,21 +79,42 @@ def _store(conversation: Conversation, turns: list[Turn]) -> None:
 
 def window_append(*, conversation: Conversation, message: Message) -> None:
     """Add a persisted message to the window; rebuild from the ledger when Redis lost the window."""
-    first_key, recent_key = _keys(conversation)
+    message.conversation = conversation
+    windows_append(messages=[message])
+
+
+def windows_append(*, messages: Sequence[Message]) -> None:
+    """Add persisted messages (of any conversations, in order) to their windows: two Redis round trips for
+    the batch; a window Redis lost is rebuilt from the ledger (which holds these messages already)."""
+    by_conversation: dict[Any, list[Message]] = {}
+    for message in messages:
+        by_conversation.setdefault(message.conversation_id, []).append(message)
+    if not by_conversation:
+        return
+    conversations = {rows[0].conversation_id: rows[0].conversation for rows in by_conversation.values()}
     try:
         redis_client = get_redis()
-        if not redis_client.exists(first_key):
-            _store(conversation, _from_ledger(conversation))
-            return
+        check = redis_client.pipeline(transaction=False)
+        for conversation in conversations.values():
+            check.exists(_keys(conversation)[0])
+        present = dict(zip(conversations, check.execute(), strict=True))
         pipe = redis_client.pipeline(transaction=True)
-        pipe.rpush(recent_key, json.dumps(asdict(Turn.from_message(message))))
-        pipe.ltrim(recent_key, -(_size() - 1), -1)
-        pipe.expire(recent_key, _ttl())
-        pipe.expire(first_key, _ttl())
+        for conversation_id, rows in by_conversation.items():
+            conversation = conversations[conversation_id]
+            if not present[conversation_id]:
+                continue
+            first_key, recent_key = _keys(conversation)
+            pipe.rpush(recent_key, *(json.dumps(asdict(Turn.from_message(message))) for message in rows))
+            pipe.ltrim(recent_key, -(_size() - 1), -1)
+            pipe.expire(recent_key, _ttl())
+            pipe.expire(first_key, _ttl())
         pipe.execute()
+        for conversation_id, conversation in conversations.items():
+            if not present[conversation_id]:
+                _store(conversation, _from_ledger(conversation))
     except RedisError:
-        # the ledger already has the message; the window is rebuilt on the next read
-        logger.warning("Redis unavailable: session window for %s not updated", conversation.id)
+        # the ledger already has the messages; the windows are rebuilt on the next read
+        logger.warning("Redis unavailable: session windows of %d conversations not updated", len(conversations))
 
 
 def window_get(*, conversation: Conversation) -> list[Turn]:

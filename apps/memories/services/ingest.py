@@ -27,10 +27,10 @@ from apps.contacts.services import (
     contact_state_update_many,
     contacts_get_or_create_many,
 )
-from apps.conversations.models import Conversation, Message
+from apps.conversations.models import Message
 from apps.conversations.selectors import messages_turns_before
 from apps.conversations.services import conversations_get_or_create_many, messages_appended
-from apps.conversations.window import window_append
+from apps.conversations.window import windows_append
 from apps.core.exceptions import ApplicationError
 from apps.memories import scoring
 from apps.memories.extraction import ExtractedEntity, extract, salience, slugify
@@ -454,10 +454,8 @@ def _persist_batch(*, tenant: Tenant, items: Sequence[IngestItem]) -> list[_Pers
 
 
 def _after_commit(messages: Sequence[Message]) -> None:
-    conversations: dict[Any, Conversation] = {}
-    for message in messages:
-        window_append(conversation=message.conversation, message=message)
-        conversations.setdefault(message.conversation_id, message.conversation)
+    windows_append(messages=messages)
+    conversations = {message.conversation_id: message.conversation for message in messages}
     for conversation in conversations.values():
         consolidation_schedule(conversation=conversation)
 
