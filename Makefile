@@ -38,6 +38,7 @@ format: $(STAMP)
 # Benchmarks print figures (docs/benchmarks.md records them); they use the dev database under var/.
 bench: $(STAMP)
 	$(BIN)/python manage.py migrate --verbosity 0
+	$(BIN)/python manage.py bench_retrieval --via-http --path ../shared/data/locomo10.json
 	$(BIN)/python manage.py bench_extraction
 	$(BIN)/python manage.py bench_mood
 	$(BIN)/python manage.py bench_ingest

@@ -123,6 +123,43 @@ def test_bench_retrieval_via_http_asks_fresh_and_settled_through_a_live_server_a
     assert "settled: R@10" in out.getvalue()
 
 
+@pytest.mark.celery_worker
+@pytest.mark.django_db(transaction=True)
+def test_bench_load_writes_and_reads_through_a_live_server_and_reports_the_queue(
+    tmp_path, live_server, celery_worker_process
+):
+    from apps.core.redis import get_redis
+    from apps.memories.embeddings import CACHE_KEY_PREFIX
+
+    get_redis().set(f"{CACHE_KEY_PREFIX}stale", "x")
+    dataset = tmp_path / "tiny.json"
+    dataset.write_text(json.dumps(TINY_LOCOMO))
+    figures = tmp_path / "load.json"
+    out = io.StringIO()
+    call_command(
+        "bench_load",
+        "--url",
+        live_server.url,
+        "--path",
+        str(dataset),
+        "--seconds",
+        "4",
+        "--batch",
+        "2",
+        "--json",
+        str(figures),
+        stdout=out,
+    )
+    report = json.loads(figures.read_text())
+    assert report["ingested"] >= 4 and report["ingested"] % 2 == 0  # whole batches of the dataset's turns
+    assert report["errors"] == {}
+    assert report["reads"]["context"]["n"] > 0 and report["reads"]["search"]["n"] > 0
+    assert report["queue_depth"] and report["drain_seconds"] >= 0
+    assert not get_redis().exists(f"{CACHE_KEY_PREFIX}stale")  # the embedding cache was emptied first
+    assert not Tenant.objects.filter(slug__startswith="bench-http-load").exists()  # removed without --keep
+    assert "msg/s" in out.getvalue()
+
+
 @pytest.mark.django_db(transaction=True)  # the command VACUUMs, which cannot run inside a transaction
 def test_bench_latency_grows_a_tenant_and_measures_both_endpoints():
     out = io.StringIO()

@@ -1,0 +1,262 @@
+"""Throughput and latency under load, through HTTP against the stack as `make run` starts it.
+
+N writers replay LoCoMo conversations through `POST /ingest/batch` (each writer its own conversations, each
+a contact of one shared tenant) while M readers ask the dataset's questions with `GET /context` and
+`POST /memories/search`, for a fixed time. Prints the ingest rate, the read latency while the writes run
+(p50/p95/p99 per endpoint), errors, the worker's queue depth over time, and how long after the writes stop
+the queue is empty. The embedding cache is emptied first (`--keep-cache` keeps it): the turns are the same
+on every run, and cached embeddings would measure the cache, not the ingest.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+import threading
+import time
+from argparse import ArgumentParser
+from collections import defaultdict
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+from django.utils import timezone
+
+from apps.core.redis import get_redis
+from apps.memories.benchmarks import locomo
+from apps.memories.benchmarks.end_to_end import bench_tenant
+from apps.memories.benchmarks.stack import EngramClient, HttpError, dump, queue_depth, running_stack, wait_drained
+from apps.memories.embeddings import CACHE_KEY_PREFIX
+from config.embedded import VAR_DIR
+
+
+def _empty_embedding_cache() -> int:
+    redis_client = get_redis()
+    removed = 0
+    batch: list[Any] = []
+    for key in redis_client.scan_iter(f"{CACHE_KEY_PREFIX}*", count=5000):
+        batch.append(key)
+        if len(batch) >= 5000:
+            removed += int(redis_client.delete(*batch))
+            batch = []
+    if batch:
+        removed += int(redis_client.delete(*batch))
+    return removed
+
+
+class _Load:
+    """What the threads share: the stop flag, the figures, and the conversations already started."""
+
+    def __init__(self) -> None:
+        self.stop = threading.Event()
+        self.lock = threading.Lock()
+        self.ingested = 0
+        self.batch_ms: list[float] = []
+        self.read_ms: dict[str, list[float]] = defaultdict(list)
+        self.errors: dict[str, int] = defaultdict(int)
+        self.error_samples: list[str] = []
+        self.started_contacts: dict[str, str] = {}  # contact id → the dataset's sample id
+
+    def error(self, kind: str, exc: Exception) -> None:
+        with self.lock:
+            self.errors[kind] += 1
+            if len(self.error_samples) < 5:
+                self.error_samples.append(f"{kind}: {exc}"[:300])
+
+
+class Command(BaseCommand):
+    help = "Load test through HTTP: N writers (POST /ingest/batch) and M readers (GET /context, search)."
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("--path", default="../shared/data/locomo10.json")
+        parser.add_argument("--url", default="", help="the stack to load (default: start one as `make run` does)")
+        parser.add_argument("--writers", type=int, default=1)
+        parser.add_argument("--readers", type=int, default=1)
+        parser.add_argument("--seconds", type=float, default=60.0, help="how long the writers write")
+        parser.add_argument("--batch", type=int, default=100, help="turns per POST /ingest/batch")
+        parser.add_argument(
+            "--ingest-rate",
+            type=float,
+            default=0.0,
+            help="messages/s all writers together aim at (0: as fast as they can)",
+        )
+        parser.add_argument("--keep-cache", action="store_true", help="keep the embedding cache (default: empty it)")
+        parser.add_argument("--keep", action="store_true", help="keep the benchmark tenant afterwards")
+        parser.add_argument("--json", dest="json_out", help="write the figures to this JSON file")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        path = Path(options["path"])
+        if not path.exists():
+            raise CommandError(f"{path} not found (the dataset is read from ../shared/data, never copied here)")
+        if options["writers"] < 0 or options["readers"] < 0 or options["writers"] + options["readers"] == 0:
+            raise CommandError("--writers and --readers must be ≥ 0, and not both 0")
+        data = json.loads(path.read_text())
+        if not options["keep_cache"]:
+            self.stdout.write(f"embedding cache emptied ({_empty_embedding_cache()} entries)")
+        with ExitStack() as stack:
+            base_url = options["url"] or stack.enter_context(running_stack(log_path=VAR_DIR / "bench" / "load.log"))
+            self.stdout.write(f"loading {base_url} (server: {'given' if options['url'] else 'started here'})")
+            figures = self._run(base_url, data, options)
+        self._print(figures)
+        if options["json_out"]:
+            dump(options["json_out"], figures)
+
+    def _run(self, base_url: str, data: list[dict[str, Any]], options: dict[str, Any]) -> dict[str, Any]:
+        tenant, key = bench_tenant(label="load")
+        run = timezone.now().strftime("%H%M%S")
+        load = _Load()
+        writers, readers = options["writers"], options["readers"]
+        per_writer_rate = options["ingest_rate"] / writers if options["ingest_rate"] and writers else 0.0
+        shares = [data[index::writers] for index in range(writers)] if writers else []
+        questions = {str(sample["sample_id"]): [str(qa["question"]) for qa in sample["qa"]] for sample in data}
+        depth_samples: list[tuple[float, int]] = []
+        threads = [
+            threading.Thread(
+                target=self._writer,
+                args=(base_url, key, share, run, options["batch"], per_writer_rate, load),
+                daemon=True,
+            )
+            for share in shares
+        ] + [
+            threading.Thread(target=self._reader, args=(base_url, key, questions, seed, load), daemon=True)
+            for seed in range(readers)
+        ]
+        started = time.monotonic()
+        for thread in threads:
+            thread.start()
+        try:
+            while time.monotonic() - started < options["seconds"]:
+                depth_samples.append((round(time.monotonic() - started, 1), queue_depth()))
+                self.stdout.write(
+                    f"\r{time.monotonic() - started:5.0f} s  ingested {load.ingested:6d}  "
+                    f"reads {sum(len(v) for v in load.read_ms.values()):6d}  errors {sum(load.errors.values())}  "
+                    f"queue {depth_samples[-1][1]:5d}",
+                    ending="",
+                )
+                self.stdout.flush()
+                time.sleep(1.0)
+            load.stop.set()
+            for thread in threads:
+                thread.join(timeout=600)
+            writing_seconds = time.monotonic() - started
+            stopped = time.monotonic()
+            self.stdout.write("\nwrites stopped; waiting for the worker's queue to drain…")
+            wait_drained(
+                on_poll=lambda depth, busy: depth_samples.append((round(time.monotonic() - started, 1), depth))
+            )
+            drain_seconds = time.monotonic() - stopped
+        finally:
+            if not options["keep"]:
+                tenant.delete()
+        return {
+            "writers": writers,
+            "readers": readers,
+            "batch": options["batch"],
+            "ingest_rate_target": options["ingest_rate"] or None,
+            "seconds": round(writing_seconds, 1),
+            "ingested": load.ingested,
+            "ingest_messages_per_second": round(load.ingested / writing_seconds, 1) if writing_seconds else None,
+            "batch_ms": locomo.percentiles(load.batch_ms),
+            "reads": {
+                endpoint: locomo.percentiles(values) | {"n": len(values)} for endpoint, values in load.read_ms.items()
+            },
+            "errors": dict(load.errors),
+            "error_samples": load.error_samples,
+            "queue_depth": depth_samples,
+            "queue_max": max((depth for _, depth in depth_samples), default=0),
+            "drain_seconds": round(drain_seconds, 1),
+        }
+
+    @staticmethod
+    def _writer(
+        base_url: str, key: str, share: list[dict[str, Any]], run: str, batch: int, rate: float, load: _Load
+    ) -> None:
+        client = EngramClient(base_url, key)
+        started, sent = time.monotonic(), 0
+        try:
+            for sample in itertools.cycle(share):
+                sample_id = str(sample["sample_id"])
+                contact_id = f"{sample_id}-{run}"
+                # the dataset's turns, under ids of their own in every run (so nothing is a duplicate)
+                items = [
+                    {
+                        "contact_id": contact_id,
+                        "conversation_id": f"{contact_id}:session_{turn.session}",
+                        "message": turn.text,
+                        "role": "user",
+                        "message_id": f"{contact_id}:{turn.dia_id}",
+                        "speaker": turn.speaker,
+                        "occurred_at": turn.occurred_at.isoformat(),
+                    }
+                    for turn in locomo.turns(sample, stamping="spread")
+                ]
+                run = f"{run}x"  # a second pass over the same conversation is a new contact
+                for first in range(0, len(items), batch):
+                    if load.stop.is_set():
+                        return
+                    chunk = items[first : first + batch]
+                    try:
+                        answer = client.ingest_batch(chunk)
+                    except (HttpError, OSError) as exc:
+                        load.error("ingest", exc)
+                        continue
+                    with load.lock:
+                        load.ingested += len(chunk)
+                        load.batch_ms.append(answer.milliseconds)
+                        load.started_contacts[contact_id] = sample_id
+                    sent += len(chunk)
+                    if rate:
+                        ahead = sent / rate - (time.monotonic() - started)
+                        if ahead > 0:
+                            load.stop.wait(ahead)
+        finally:
+            client.close()
+
+    @staticmethod
+    def _reader(base_url: str, key: str, questions: dict[str, list[str]], seed: int, load: _Load) -> None:
+        client = EngramClient(base_url, key)
+        rng = random.Random(seed)
+        try:
+            while not load.stop.is_set():
+                with load.lock:
+                    contacts = list(load.started_contacts.items())
+                if not contacts:
+                    load.stop.wait(0.2)
+                    continue
+                contact_id, sample_id = rng.choice(contacts)
+                question = rng.choice(questions[sample_id])
+                for endpoint in ("context", "search"):
+                    try:
+                        if endpoint == "context":
+                            answer = client.context(contact_id=contact_id, query=question)
+                        else:
+                            answer = client.search(contact_id=contact_id, query=question, top_k=10)
+                    except (HttpError, OSError) as exc:
+                        load.error(endpoint, exc)
+                        continue
+                    with load.lock:
+                        load.read_ms[endpoint].append(answer.milliseconds)
+        finally:
+            client.close()
+
+    def _print(self, figures: dict[str, Any]) -> None:
+        self.stdout.write(
+            f"\n{figures['writers']} writers (batches of {figures['batch']}), {figures['readers']} readers, "
+            f"{figures['seconds']} s: ingested {figures['ingested']} messages = "
+            f"{figures['ingest_messages_per_second']} msg/s (batch p50 {figures['batch_ms']['p50']} ms, "
+            f"p95 {figures['batch_ms']['p95']} ms)"
+        )
+        for endpoint, cells in figures["reads"].items():
+            self.stdout.write(
+                f"  {endpoint:<8} n {cells['n']:6d}  "
+                f"p50 {cells['p50']} ms  p95 {cells['p95']} ms  p99 {cells['p99']} ms"
+            )
+        self.stdout.write(f"errors: {figures['errors'] or 0} {figures['error_samples'] or ''}")
+        depths = figures["queue_depth"]
+        sampled = depths[:: max(1, len(depths) // 12)]
+        self.stdout.write("queue depth (s: depth): " + ", ".join(f"{at:.0f}: {depth}" for at, depth in sampled))
+        self.stdout.write(
+            f"queue max {figures['queue_max']}; empty {figures['drain_seconds']} s after the writes stopped"
+        )
