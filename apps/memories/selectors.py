@@ -1,8 +1,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
+import numpy as np
 from django.contrib.postgres.search import SearchQuery
 from django.db import connection
 from django.db.models import Q, QuerySet
@@ -10,6 +13,7 @@ from django.db.models import Q, QuerySet
 from apps.contacts.models import Contact, ContactState
 from apps.core.exceptions import NotFound
 from apps.core.rows import columns, fetch_row, instances
+from apps.memories.embeddings import memory_text
 from apps.memories.models import ContextEvent, Memory, MemoryProfile, MemoryRevision
 from apps.tenants.models import Tenant
 
@@ -100,20 +104,50 @@ def contact_with_state_and_profile(*, tenant: Tenant, external_id: str) -> Conta
     return contact
 
 
-def memory_turns_before(*, memory_ids: Sequence[Any]) -> dict[Any, tuple[str, str]]:
-    """For each memory that came from a conversation turn with a turn before it: that turn's
-    (speaker, content), found from the memory's first source message in the ledger. One statement."""
-    if not memory_ids:
+@dataclass(frozen=True)
+class EpisodeAnchor:
+    """A point in a conversation: `key` is the caller's; the episode before it is wanted."""
+
+    key: Any
+    session_id: str
+    occurred_at: datetime
+    sequence: int
+
+
+@dataclass(frozen=True)
+class EpisodeBefore:
+    embedding: np.ndarray
+    text: str  # what the embedding was computed from (memory_text)
+
+
+def episodes_before(*, tenant_id: Any, anchors: Sequence[EpisodeAnchor]) -> dict[Any, EpisodeBefore]:
+    """For each anchor, the current episode just before it in its conversation, in ledger order (time, then
+    arrival), through memory_session_turn_idx. One statement."""
+    if not anchors:
         return {}
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT m.id, p.speaker, p.content FROM memories_memory m "
-            "JOIN conversations_message cur "
-            "  ON cur.tenant_id = m.tenant_id AND cur.external_id = m.source_message_ids[1] "
-            "CROSS JOIN LATERAL (SELECT p.speaker, p.content FROM conversations_message p "
-            "  WHERE p.conversation_id = cur.conversation_id AND (p.occurred_at, p.id) < (cur.occurred_at, cur.id) "
-            "  ORDER BY p.occurred_at DESC, p.id DESC LIMIT 1) p "
-            "WHERE m.id = ANY(%s::uuid[])",
-            [list(memory_ids)],
+            "SELECT a.key, n.embedding::text, n.content, n.index_terms "
+            "FROM unnest(%s::text[], %s::text[], %s::timestamptz[], %s::bigint[]) AS a(key, session_id, at, seq) "
+            "CROSS JOIN LATERAL (SELECT n.embedding, n.content, n.index_terms FROM memories_memory n "
+            "  WHERE n.tenant_id = %s AND n.memory_type = 'episode' AND n.source_session_id = a.session_id "
+            "  AND n.source_session_id <> '' AND (n.occurred_at, n.source_sequence) < (a.at, a.seq) "
+            "  AND n.valid_to IS NULL AND n.deleted_at IS NULL AND n.embedding IS NOT NULL "
+            "  ORDER BY n.occurred_at DESC, n.source_sequence DESC LIMIT 1) n",
+            [
+                [str(anchor.key) for anchor in anchors],
+                [anchor.session_id for anchor in anchors],
+                [anchor.occurred_at for anchor in anchors],
+                [anchor.sequence for anchor in anchors],
+                tenant_id,
+            ],
         )
-        return {memory_id: (speaker, content) for memory_id, speaker, content in cursor.fetchall()}
+        rows = cursor.fetchall()
+    keys = {str(anchor.key): anchor.key for anchor in anchors}
+    return {
+        keys[key]: EpisodeBefore(
+            embedding=np.fromstring(embedding[1:-1], sep=",", dtype=np.float32),
+            text=memory_text(content=content, index_terms=index_terms),
+        )
+        for key, embedding, content, index_terms in rows
+    }

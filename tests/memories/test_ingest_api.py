@@ -427,11 +427,18 @@ CONTEXT_TURNS = [
 ]
 
 
-def _context_expected(memory):
-    from apps.memories.embeddings import get_embedder, memory_text
+def _episode(tenant, message_id):
+    return Memory.objects.get(tenant=tenant, memory_type="episode", source_message_ids__contains=[message_id])
 
-    own = memory_text(content=memory.content, index_terms=memory.index_terms)
-    return get_embedder().embed_batch([f"Melanie: {CONTEXT_TURNS[0][2]}\n{own}"])[0]
+
+def _context_expected(memory, previous):
+    """A memory's context embedding: its own and the previous episode's, weighted by their words (context_mix)."""
+    from apps.memories.embeddings import memory_text
+
+    own_text = memory_text(content=memory.content, index_terms=memory.index_terms)
+    previous_text = memory_text(content=previous.content, index_terms=previous.index_terms)
+    mixed = len(own_text.split()) * _unit(memory.embedding) + len(previous_text.split()) * _unit(previous.embedding)
+    return mixed / np.linalg.norm(mixed)
 
 
 def _context_embed(tenant):
@@ -443,58 +450,60 @@ def _context_embed(tenant):
 
 def test_a_turn_is_stored_with_its_context_embedding_searchable_on_the_next_request(api, tenant):
     _turns(api, CONTEXT_TURNS)
-    first = Memory.objects.get(tenant=tenant, memory_type="episode", source_message_ids__contains=["f1"])
-    second = Memory.objects.get(tenant=tenant, memory_type="episode", source_message_ids__contains=["f2"])
+    first, second = _episode(tenant, "f1"), _episode(tenant, "f2")
     assert first.context_embedding is None  # the conversation's first turn has no context
-    assert np.dot(_unit(second.context_embedding), _context_expected(second)) == pytest.approx(1.0, abs=1e-4)
+    assert np.dot(_unit(second.context_embedding), _context_expected(second, first)) == pytest.approx(1.0, abs=1e-5)
     # the own embedding stays the turn alone (what dedup and the vector index compare)
-    assert np.dot(_unit(second.embedding), _context_expected(second)) < 0.99
+    assert np.dot(_unit(second.embedding), _unit(second.context_embedding)) < 0.99
     assert _context_embed(tenant) == 0  # nothing left for a worker
 
 
-def test_turns_sharing_one_timestamp_take_the_turn_before_in_arrival_order_as_context(api, tenant):
+def test_a_memory_without_a_context_embedding_gets_one_from_the_worker_task(api, tenant):
+    _turns(api, CONTEXT_TURNS)
+    first, second = _episode(tenant, "f1"), _episode(tenant, "f2")
+    Memory.objects.filter(pk=second.pk).update(context_embedding=None)  # as an older version stored it
+    assert _context_embed(tenant) == 1
+    second.refresh_from_db()
+    assert np.dot(_unit(second.context_embedding), _context_expected(second, first)) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_turns_sharing_one_timestamp_take_the_episode_before_in_arrival_order_as_context(api, tenant):
     at = "2023-05-08T13:56:00Z"
     turns = [*CONTEXT_TURNS, ("f3", "Caroline", "That is lovely to hear, Melanie")]
     messages = [{**_turn(*turn), "occurred_at": at} for turn in turns]
     assert api.post("/api/v1/ingest/batch", {"messages": messages}, format="json").status_code == 202
-    second = Memory.objects.get(tenant=tenant, memory_type="episode", source_message_ids__contains=["f2"])
-    assert np.dot(_unit(second.context_embedding), _context_expected(second)) == pytest.approx(1.0, abs=1e-4)
-    # sent one by one with the same timestamp, the third turn's context is the second
-    api.post(
-        "/api/v1/ingest",
-        {**_turn("f4", "Melanie", "Thanks, my kids painted a mural"), "occurred_at": at},
-        format="json",
-    )
-    fourth = Memory.objects.get(tenant=tenant, memory_type="episode", source_message_ids__contains=["f4"])
-    from apps.memories.embeddings import get_embedder, memory_text
-
-    expected = get_embedder().embed_batch(
-        [f"Caroline: {turns[2][2]}\n{memory_text(content=fourth.content, index_terms=fourth.index_terms)}"]
-    )[0]
-    assert np.dot(_unit(fourth.context_embedding), expected) == pytest.approx(1.0, abs=1e-4)
+    first, second, third = (_episode(tenant, f"f{index}") for index in (1, 2, 3))
+    assert np.dot(_unit(second.context_embedding), _context_expected(second, first)) == pytest.approx(1.0, abs=1e-5)
+    assert np.dot(_unit(third.context_embedding), _context_expected(third, second)) == pytest.approx(1.0, abs=1e-5)
+    # sent one by one with the same timestamp, the fourth turn's context is the third's episode
+    fourth_turn = {**_turn("f4", "Melanie", "Thanks, my kids painted a mural"), "occurred_at": at}
+    assert api.post("/api/v1/ingest", fourth_turn, format="json").status_code == 202
+    fourth = _episode(tenant, "f4")
+    assert np.dot(_unit(fourth.context_embedding), _context_expected(fourth, third)) == pytest.approx(1.0, abs=1e-5)
 
 
 def test_a_batch_turn_gets_the_turn_before_it_in_the_same_batch_as_context(api, tenant):
     messages = [_turn(*turn, second=index) for index, turn in enumerate(CONTEXT_TURNS)]
     assert api.post("/api/v1/ingest/batch", {"messages": messages}, format="json").status_code == 202
-    second = Memory.objects.get(tenant=tenant, memory_type="episode", source_message_ids__contains=["f2"])
-    assert np.dot(_unit(second.context_embedding), _context_expected(second)) == pytest.approx(1.0, abs=1e-4)
+    first, second = _episode(tenant, "f1"), _episode(tenant, "f2")
+    assert first.context_embedding is None
+    assert np.dot(_unit(second.context_embedding), _context_expected(second, first)) == pytest.approx(1.0, abs=1e-5)
 
 
-def test_reembed_and_edit_recompute_the_context_embedding_from_the_ledger(api, tenant):
+def test_reembed_and_edit_recompute_the_context_embedding(api, tenant):
     from apps.memories.services.reembed import reembed
 
     _turns(api, CONTEXT_TURNS)
-    second = Memory.objects.get(tenant=tenant, memory_type="episode", source_message_ids__contains=["f2"])
-    Memory.objects.filter(pk=second.pk).update(embedding_model="old")
+    first, second = _episode(tenant, "f1"), _episode(tenant, "f2")
+    Memory.objects.filter(pk=second.pk).update(embedding_model="old", context_embedding=None)
     reembed(tenant=tenant)
     second.refresh_from_db()
-    assert np.dot(_unit(second.context_embedding), _context_expected(second)) == pytest.approx(1.0, abs=1e-4)
+    assert np.dot(_unit(second.context_embedding), _context_expected(second, first)) == pytest.approx(1.0, abs=1e-5)
 
     edited = "They are a real support to me, my whole family."
     response = api.patch(f"/api/v1/memories/{second.pk}", {"content": edited}, format="json")
     assert response.status_code == 200, response.content
     second.refresh_from_db()
     assert second.content == edited
-    assert np.dot(_unit(second.context_embedding), _context_expected(second)) == pytest.approx(1.0, abs=1e-4)
+    assert np.dot(_unit(second.context_embedding), _context_expected(second, first)) == pytest.approx(1.0, abs=1e-5)
     assert _context_embed(tenant) == 0  # a late worker run leaves the edited memory's context alone

@@ -28,7 +28,6 @@ from apps.contacts.services import (
     contacts_get_or_create_many,
 )
 from apps.conversations.models import Message
-from apps.conversations.selectors import messages_turns_before
 from apps.conversations.services import conversations_get_or_create_many, messages_appended
 from apps.conversations.window import windows_append
 from apps.core.exceptions import ApplicationError
@@ -37,15 +36,17 @@ from apps.memories.extraction import ExtractedEntity, extract, salience, slugify
 from apps.memories.extraction.dates import format_day, mentioned_dates
 from apps.memories.models import ContextEvent
 from apps.memories.models.memory import INDEX_TERMS_LENGTH
+from apps.memories.selectors import EpisodeAnchor, EpisodeBefore, episodes_before
 from apps.memories.services.scheduling import consolidation_schedule
 from apps.memories.services.writing import (
     Candidate,
     MemoryChange,
+    MemoryVectors,
     Provenance,
     candidates_embed,
+    context_mix,
     memories_write,
     sessions_context_update,
-    turn_line,
     working_memory_expiry,
 )
 from apps.tenants.models import Tenant
@@ -159,7 +160,6 @@ def _candidates_for_message(
     is_tenant_scope: bool,
     session_id: str = "",
     occurred_at: datetime | None = None,
-    previous_turn: str = "",
 ) -> list[Candidate]:
     extraction = extract(text, scope="tenant" if is_tenant_scope else "contact", role=role)
     if extraction.is_low_content:
@@ -183,7 +183,6 @@ def _candidates_for_message(
                 metadata={"speaker": speaker} if speaker else {},
                 source_session_id=session_id,
                 index_terms=_episode_dates(text, occurred_at) if item.memory_type == "episode" and occurred_at else "",
-                previous_turn=previous_turn,
             )
         )
     if candidates and extraction.entities:
@@ -216,23 +215,10 @@ def _with(entities: Sequence[ExtractedEntity], extra: ExtractedEntity | None) ->
     return (*entities, extra)
 
 
-def previous_turns(events: Sequence[ContextEvent]) -> dict[Any, str]:
-    """The turn before each message event's message, as its memories' context embeddings read it."""
-    before = messages_turns_before(message_ids=[event.message_id for event in events if event.message_id], count=1)
-    return {
-        event.pk: turn_line(before[event.message_id][0].speaker, before[event.message_id][0].content)
-        for event in events
-        if event.message_id in before
-    }
-
-
-def _candidates_for_event(event: ContextEvent, *, previous_turn: str | None = None) -> list[Candidate]:
-    """`previous_turn`: the turn before the event's message (looked up when not given)."""
+def _candidates_for_event(event: ContextEvent) -> list[Candidate]:
     is_tenant_scope = event.contact_id is None
     if event.event_type == ContextEvent.TYPE_MESSAGE:
         assert event.message is not None
-        if previous_turn is None:
-            previous_turn = previous_turns([event]).get(event.pk, "")
         return _candidates_for_message(
             text=event.content,
             role=event.message.role,
@@ -240,7 +226,6 @@ def _candidates_for_event(event: ContextEvent, *, previous_turn: str | None = No
             is_tenant_scope=is_tenant_scope,
             session_id=str((event.source_metadata or {}).get("conversation_id", "")),
             occurred_at=event.message.occurred_at,
-            previous_turn=previous_turn,
         )
     return _candidates_for_observation(event)
 
@@ -285,6 +270,60 @@ def event_extract(*, event: ContextEvent, actor: str, now: datetime | None = Non
     return events_extract(events=[event], actor=actor, now=now)[event.pk]
 
 
+def _session_of(event: ContextEvent) -> str:
+    """The conversation a message event's memories belong to ("" for the brain and for observations)."""
+    if event.message is None or event.contact_id is None:
+        return ""
+    return str((event.source_metadata or {}).get("conversation_id", ""))
+
+
+def _with_contexts(work: Sequence[tuple[ContextEvent, Candidate]], vectors: MemoryVectors) -> MemoryVectors:
+    """Context embeddings for the candidates of message events: each mixes its own embedding with the one of
+    the episode before its message in the conversation (`context_mix`) — earlier in this batch, else the
+    store's (one statement). Walks each conversation in ledger order (time, then arrival)."""
+    by_session: dict[str, list[int]] = {}
+    for index, (event, _) in enumerate(work):
+        if _session_of(event):
+            by_session.setdefault(_session_of(event), []).append(index)
+    if not by_session:
+        return vectors
+
+    def position(index: int) -> tuple[datetime, int]:
+        message = work[index][0].message
+        assert message is not None
+        return message.occurred_at, message.pk
+
+    for indexes in by_session.values():
+        indexes.sort(key=position)
+    before = episodes_before(
+        tenant_id=work[0][0].tenant_id,
+        anchors=[
+            EpisodeAnchor(session_id, session_id, *position(indexes[0])) for session_id, indexes in by_session.items()
+        ],
+    )
+    contexts = list(vectors.context)
+    for session_id, indexes in by_session.items():
+        previous = before.get(session_id)
+        current_message: Any = None
+        episode_of_message: EpisodeBefore | None = None
+        for index in indexes:
+            event, candidate = work[index]
+            if event.message_id != current_message:  # a new turn: the last turn's episode is now "before"
+                if episode_of_message is not None:
+                    previous = episode_of_message
+                current_message, episode_of_message = event.message_id, None
+            if previous is not None:
+                contexts[index] = context_mix(
+                    own=vectors.own[index],
+                    own_text=candidate.text_to_embed,
+                    previous=previous.embedding,
+                    previous_text=previous.text,
+                )
+            if candidate.memory_type == scoring.EPISODE:
+                episode_of_message = EpisodeBefore(embedding=vectors.own[index], text=candidate.text_to_embed)
+    return MemoryVectors(own=vectors.own, context=contexts)
+
+
 def _provenance(event: ContextEvent) -> Provenance:
     if event.message is not None:
         return Provenance(event.message.occurred_at, (event.message.external_id,), (event.pk,), event.message_id)
@@ -303,10 +342,9 @@ def events_extract(
     context words and the events' results set in one statement each. `planned`: candidates already made.
     Returns {event id: the summaries of what it created or reinforced}."""
     if planned is None:
-        before = previous_turns(events)
-        planned = {event.pk: _candidates_for_event(event, previous_turn=before.get(event.pk, "")) for event in events}
+        planned = {event.pk: _candidates_for_event(event) for event in events}
     work = [(event, candidate) for event in events for candidate in planned.get(event.pk, [])]
-    vectors = candidates_embed([candidate for _, candidate in work])
+    vectors = _with_contexts(work, candidates_embed([candidate for _, candidate in work]))
     by_scope: dict[Any, list[int]] = {}
     for index, (event, _) in enumerate(work):
         by_scope.setdefault(event.contact_id, []).append(index)
@@ -327,13 +365,7 @@ def events_extract(
                 if change.action != "skipped":
                     summaries[work[index][0].pk].append(memory_change_summary(change))
         sessions_context_update(
-            turns=[
-                (event.message, str((event.source_metadata or {}).get("conversation_id", "")))
-                for event in events
-                if event.message is not None
-                and event.contact_id is not None
-                and (event.source_metadata or {}).get("conversation_id")
-            ]
+            turns=[(event.message, _session_of(event)) for event in events if event.message and _session_of(event)]
         )
         extracted_at = timezone.now()
         with connection.cursor() as cursor:
@@ -478,10 +510,9 @@ def ingest_messages(
     answers = _state_updates(new)
     planned: dict[Any, list[Candidate]] = {}
     extractable: list[ContextEvent] = []
-    before = previous_turns([event for event, _ in new])
     for event, _ in new:
         try:
-            planned[event.pk] = _candidates_for_event(event, previous_turn=before.get(event.pk, ""))
+            planned[event.pk] = _candidates_for_event(event)
             extractable.append(event)
         except Exception as exc:  # a rule bug must not lose the batch: the event is retried later
             _record_failure(event, exc)
