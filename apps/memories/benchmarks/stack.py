@@ -21,6 +21,7 @@ import requests
 from django.conf import settings
 
 from apps.core.redis import get_redis
+from apps.memories.embeddings import CACHE_KEY_PREFIX
 
 BASE_DIR = Path(settings.BASE_DIR)
 
@@ -158,6 +159,22 @@ def wait_drained(
         quiet = quiet + 1 if depth == 0 and busy == 0 else 0
         time.sleep(poll)
     return time.monotonic() - started
+
+
+def embedding_cache_empty() -> int:
+    """Remove every cached embedding (a benchmark replays the same texts on every run: cached, it would
+    measure the cache, not the embedder). Returns how many were removed."""
+    redis_client = get_redis()
+    removed = 0
+    batch: list[Any] = []
+    for key in redis_client.scan_iter(f"{CACHE_KEY_PREFIX}*", count=5000):
+        batch.append(key)
+        if len(batch) >= 5000:
+            removed += int(redis_client.delete(*batch))
+            batch = []
+    if batch:
+        removed += int(redis_client.delete(*batch))
+    return removed
 
 
 def dump(path: str | Path, figures: dict[str, Any]) -> None:

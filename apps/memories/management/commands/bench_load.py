@@ -24,26 +24,18 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
-from apps.core.redis import get_redis
 from apps.memories.benchmarks import locomo
 from apps.memories.benchmarks.end_to_end import bench_tenant
-from apps.memories.benchmarks.stack import EngramClient, HttpError, dump, queue_depth, running_stack, wait_drained
-from apps.memories.embeddings import CACHE_KEY_PREFIX
+from apps.memories.benchmarks.stack import (
+    EngramClient,
+    HttpError,
+    dump,
+    embedding_cache_empty,
+    queue_depth,
+    running_stack,
+    wait_drained,
+)
 from config.embedded import VAR_DIR
-
-
-def _empty_embedding_cache() -> int:
-    redis_client = get_redis()
-    removed = 0
-    batch: list[Any] = []
-    for key in redis_client.scan_iter(f"{CACHE_KEY_PREFIX}*", count=5000):
-        batch.append(key)
-        if len(batch) >= 5000:
-            removed += int(redis_client.delete(*batch))
-            batch = []
-    if batch:
-        removed += int(redis_client.delete(*batch))
-    return removed
 
 
 class _Load:
@@ -94,7 +86,7 @@ class Command(BaseCommand):
             raise CommandError("--writers and --readers must be ≥ 0, and not both 0")
         data = json.loads(path.read_text())
         if not options["keep_cache"]:
-            self.stdout.write(f"embedding cache emptied ({_empty_embedding_cache()} entries)")
+            self.stdout.write(f"embedding cache emptied ({embedding_cache_empty()} entries)")
         with ExitStack() as stack:
             base_url = options["url"] or stack.enter_context(running_stack(log_path=VAR_DIR / "bench" / "load.log"))
             self.stdout.write(f"loading {base_url} (server: {'given' if options['url'] else 'started here'})")
@@ -218,6 +210,10 @@ class Command(BaseCommand):
     def _reader(base_url: str, key: str, questions: dict[str, list[str]], seed: int, load: _Load) -> None:
         client = EngramClient(base_url, key)
         rng = random.Random(seed)
+        # each sample's questions in a shuffled cycle: a question comes back only after all the others
+        # (a repeated query's embedding is cached, which would flatter the read latency)
+        queues = {sample_id: rng.sample(items, len(items)) for sample_id, items in questions.items()}
+        cursors = dict.fromkeys(questions, 0)
         try:
             while not load.stop.is_set():
                 with load.lock:
@@ -226,7 +222,8 @@ class Command(BaseCommand):
                     load.stop.wait(0.2)
                     continue
                 contact_id, sample_id = rng.choice(contacts)
-                question = rng.choice(questions[sample_id])
+                question = queues[sample_id][cursors[sample_id] % len(queues[sample_id])]
+                cursors[sample_id] += 1
                 for endpoint in ("context", "search"):
                     try:
                         if endpoint == "context":

@@ -39,7 +39,7 @@ from apps.memories.benchmarks.locomo import (
     speakers,
     turns,
 )
-from apps.memories.benchmarks.stack import dump, running_stack
+from apps.memories.benchmarks.stack import dump, embedding_cache_empty, running_stack
 from apps.memories.embeddings import get_embedder
 from apps.memories.retrieval import memory_search
 from apps.memories.services.ingest import IngestItem, ingest_messages
@@ -81,6 +81,9 @@ class Command(BaseCommand):
             help="background jobs run before the settled questions: deferred, or deferred,periodic",
         )
         http.add_argument("--details", help="write every question's ranked turns per phase to this JSON file")
+        http.add_argument(
+            "--keep-cache", action="store_true", help="keep the embedding cache (default: empty it before each run)"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         path = Path(options["path"])
@@ -193,6 +196,8 @@ class Command(BaseCommand):
             base_url = options["url"] or stack.enter_context(running_stack(log_path=VAR_DIR / "bench" / "stack.log"))
             self.stdout.write(f"measuring {base_url} (server: {'given' if options['url'] else 'started here'})")
             for stamping in stampings:
+                if not options["keep_cache"]:
+                    self.stdout.write(f"embedding cache emptied ({embedding_cache_empty()} entries)")
                 run = run_locomo_http(
                     base_url=base_url,
                     data=data,
