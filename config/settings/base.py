@@ -165,6 +165,11 @@ ENGRAM = {
     "MAX_BATCH_MESSAGES": 500,
     "MAX_DOCUMENT_BYTES": 2 * 1024 * 1024,
     "EMBEDDER": env.str("ENGRAM_EMBEDDER", default="local"),
+    # ONNX threads of the local embedder per process: one. Several web workers and the Celery worker share
+    # the cores, and a second thread per process only contends with them (bench_load, 1 writer + 1 reader:
+    # ingest 32 → 43 msg/s, GET /context p95 75 → 45 ms; two threads for queries only: no better).
+    # docs/architecture.md, "Sizing".
+    "EMBEDDING_THREADS": env.int("ENGRAM_EMBEDDING_THREADS", default=1),
     "EMBEDDING_MODEL": env.str("ENGRAM_EMBEDDING_MODEL", default="all-MiniLM-L6-v2"),
     "EMBEDDING_DIMENSIONS": 384,
     # openai embedder (ENGRAM_EMBEDDER=openai): any OpenAI-compatible /v1/embeddings endpoint

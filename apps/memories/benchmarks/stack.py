@@ -145,20 +145,32 @@ def wait_drained(
     *, timeout: float = 1800.0, poll: float = 1.0, on_poll: Callable[[int, int], None] | None = None
 ) -> float:
     """Block until the queue is empty and no worker runs a task, twice in a row (beat keeps queueing its
-    30-second jobs, which take milliseconds). Returns the seconds waited."""
+    30-second jobs, which take milliseconds). Returns the seconds until the first of those two quiet looks
+    (each look takes up to a second: the workers' broadcast reply)."""
     started = time.monotonic()
     quiet = 0
+    quiet_since = started
+    last_answer = started
     while quiet < 2:
         if time.monotonic() - started > timeout:
             raise RuntimeError(f"the worker queue did not drain in {timeout:.0f} s")
         depth, busy = queue_depth(), workers_busy()
-        if busy is None:
-            raise RuntimeError("no Celery worker answered: is the stack running?")
+        if busy is None:  # a worker busy starting (or with a long task) may miss a broadcast: ask again
+            if time.monotonic() - last_answer > 60:
+                raise RuntimeError("no Celery worker answered for 60 s: is the stack running?")
+            quiet = 0
+            continue
+        last_answer = time.monotonic()
         if on_poll is not None:
             on_poll(depth, busy)
-        quiet = quiet + 1 if depth == 0 and busy == 0 else 0
+        looked_at = time.monotonic()
+        if depth == 0 and busy == 0:
+            quiet_since = looked_at if quiet == 0 else quiet_since
+            quiet += 1
+        else:
+            quiet = 0
         time.sleep(poll)
-    return time.monotonic() - started
+    return quiet_since - started
 
 
 def embedding_cache_empty() -> int:

@@ -38,6 +38,22 @@ from apps.memories.benchmarks.stack import (
 from config.embedded import VAR_DIR
 
 
+def _items(sample: dict[str, Any], contact_id: str) -> list[dict[str, Any]]:
+    """The dataset's turns as ingest bodies, under ids of their own (so nothing is a duplicate of a run before)."""
+    return [
+        {
+            "contact_id": contact_id,
+            "conversation_id": f"{contact_id}:session_{turn.session}",
+            "message": turn.text,
+            "role": "user",
+            "message_id": f"{contact_id}:{turn.dia_id}",
+            "speaker": turn.speaker,
+            "occurred_at": turn.occurred_at.isoformat(),
+        }
+        for turn in locomo.turns(sample, stamping="spread")
+    ]
+
+
 class _Load:
     """What the threads share: the stop flag, the figures, and the conversations already started."""
 
@@ -75,6 +91,9 @@ class Command(BaseCommand):
             help="messages/s all writers together aim at (0: as fast as they can)",
         )
         parser.add_argument("--keep-cache", action="store_true", help="keep the embedding cache (default: empty it)")
+        parser.add_argument(
+            "--warmup", type=int, default=0, help="conversations ingested before the timed run (data for the readers)"
+        )
         parser.add_argument("--keep", action="store_true", help="keep the benchmark tenant afterwards")
         parser.add_argument("--json", dest="json_out", help="write the figures to this JSON file")
 
@@ -115,6 +134,16 @@ class Command(BaseCommand):
             threading.Thread(target=self._reader, args=(base_url, key, questions, seed, load), daemon=True)
             for seed in range(readers)
         ]
+        if options["warmup"]:
+            warm = EngramClient(base_url, key)
+            for sample in data[: options["warmup"]]:
+                contact_id = f"{sample['sample_id']}-warm{run}"
+                items = _items(sample, contact_id)
+                for first in range(0, len(items), 200):
+                    warm.ingest_batch(items[first : first + 200])
+                load.started_contacts[contact_id] = str(sample["sample_id"])
+            warm.close()
+        wait_drained()  # what an earlier run (or the warm-up) left queued would run during this one
         started = time.monotonic()
         for thread in threads:
             thread.start()
@@ -133,12 +162,11 @@ class Command(BaseCommand):
             for thread in threads:
                 thread.join(timeout=600)
             writing_seconds = time.monotonic() - started
-            stopped = time.monotonic()
             self.stdout.write("\nwrites stopped; waiting for the worker's queue to drain…")
-            wait_drained(
-                on_poll=lambda depth, busy: depth_samples.append((round(time.monotonic() - started, 1), depth))
+            drain_seconds = wait_drained(
+                poll=0.2,
+                on_poll=lambda depth, busy: depth_samples.append((round(time.monotonic() - started, 1), depth)),
             )
-            drain_seconds = time.monotonic() - stopped
         finally:
             if not options["keep"]:
                 tenant.delete()
@@ -171,19 +199,7 @@ class Command(BaseCommand):
             for sample in itertools.cycle(share):
                 sample_id = str(sample["sample_id"])
                 contact_id = f"{sample_id}-{run}"
-                # the dataset's turns, under ids of their own in every run (so nothing is a duplicate)
-                items = [
-                    {
-                        "contact_id": contact_id,
-                        "conversation_id": f"{contact_id}:session_{turn.session}",
-                        "message": turn.text,
-                        "role": "user",
-                        "message_id": f"{contact_id}:{turn.dia_id}",
-                        "speaker": turn.speaker,
-                        "occurred_at": turn.occurred_at.isoformat(),
-                    }
-                    for turn in locomo.turns(sample, stamping="spread")
-                ]
+                items = _items(sample, contact_id)
                 run = f"{run}x"  # a second pass over the same conversation is a new contact
                 for first in range(0, len(items), batch):
                     if load.stop.is_set():
