@@ -40,8 +40,8 @@ class InspectorAccess:
 
     tenant: Tenant
     actor: str  # written into MemoryRevision.actor: user:<username>
-    can_write: bool  # owners and operators; viewers only read
-    can_switch_tenant: bool  # operators (is_staff)
+    can_write: bool  # owners, and operators with tenants.edit_all_tenants; viewers only read
+    can_switch_tenant: bool  # operators with tenants.inspect_all_tenants (superusers have it)
 
 
 def _parse_uuid(value: Any) -> uuid.UUID | None:
@@ -59,23 +59,33 @@ def _uuid_or_404(value: Any, what: str) -> uuid.UUID:
     return parsed
 
 
+def _has_permission(user: AbstractBaseUser | AnonymousUser, permission: str) -> bool:
+    has_perm = getattr(user, "has_perm", None)  # PermissionsMixin users (superusers have every permission)
+    return bool(has_perm and has_perm(permission))
+
+
 def inspector_access_resolve(
     *, user: AbstractBaseUser | AnonymousUser, selected_tenant_id: str | None
 ) -> InspectorAccess | None:
-    """A tenant owner or viewer gets their Membership's tenant (never another, whatever the session says);
-    an operator gets the tenant picked in the switcher, else their own membership's, else the first one."""
+    """A tenant owner or viewer gets their Membership's tenant (never another, whatever the session says).
+    An operator — a user with the `tenants.inspect_all_tenants` permission (superusers have every
+    permission) — gets the tenant picked in the switcher, else their own membership's, else the first one,
+    and may change it only with `tenants.edit_all_tenants` (or as its owner). Being staff alone (the admin
+    site) gives no access to other tenants' memory."""
     if not user.is_authenticated:
         return None
     actor = f"user:{user.get_username()}"
     membership = Membership.objects.select_related("tenant").filter(user_id=user.pk).first()
-    if getattr(user, "is_staff", False):
+    if _has_permission(user, "tenants.inspect_all_tenants"):
         selected_pk = _parse_uuid(selected_tenant_id) if selected_tenant_id else None
         tenant = Tenant.objects.filter(pk=selected_pk).first() if selected_pk else None
         if tenant is None:
             tenant = membership.tenant if membership else Tenant.objects.order_by("name").first()
         if tenant is None:
             return None
-        return InspectorAccess(tenant=tenant, actor=actor, can_write=True, can_switch_tenant=True)
+        owns = membership is not None and membership.tenant_id == tenant.pk and membership.role == Membership.ROLE_OWNER
+        can_write = _has_permission(user, "tenants.edit_all_tenants") or owns
+        return InspectorAccess(tenant=tenant, actor=actor, can_write=can_write, can_switch_tenant=True)
     if membership is None or not membership.tenant.is_active:
         return None
     return InspectorAccess(

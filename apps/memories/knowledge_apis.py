@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from django.conf import settings
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
@@ -54,7 +55,15 @@ class DocumentListCreateApi(TenantAPIView):
         data = serializer.validated_data
         content = data.get("content")
         if content is None:
-            raw = data["file"].read()
+            upload = data["file"]
+            limit = int(settings.ENGRAM["MAX_DOCUMENT_BYTES"])
+            if upload.size > limit:  # before reading it into memory
+                raise ApplicationError(
+                    f"Document is {upload.size} bytes; the limit is {limit} bytes (2 MB).",
+                    code="too_large",
+                    status_code=413,
+                )
+            raw = upload.read()
             try:
                 content = raw.decode("utf-8")
             except UnicodeDecodeError:

@@ -18,6 +18,10 @@ class Tenant(UUIDModel):
 
     class Meta:
         ordering = ["name"]
+        permissions = [
+            ("inspect_all_tenants", "Can inspect every tenant's memory in the inspector"),
+            ("edit_all_tenants", "Can change every tenant's memory in the inspector"),
+        ]
 
     def __str__(self) -> str:
         return self.name

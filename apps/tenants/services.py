@@ -3,7 +3,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -14,7 +14,6 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from apps.core.exceptions import ApplicationError
-from apps.core.redis import RedisError, get_redis
 from apps.tenants.models import ApiKey, Membership, Tenant
 
 KEY_PREFIX = "eng_"
@@ -85,20 +84,21 @@ def api_key_record_use(*, api_key_id: int, used_at: datetime) -> int:
 
 
 def api_key_touch(*, api_key: ApiKey) -> None:
-    """Note that a key was used, off the request path: at most one queued write per key per minute."""
-    from apps.tenants.tasks import api_key_record_use_task
-
+    """Note that a key was used: one conditional UPDATE, at most about once a minute per key (the key row,
+    read on every request anyway, says when it was last written). Nothing here depends on Redis or the
+    broker: queueing this through Celery made every request fail once the broker was down."""
     now = timezone.now()
     if api_key.last_used_at and (now - api_key.last_used_at).total_seconds() < LAST_USED_RESOLUTION_SECONDS:
         return
-    try:
-        first_this_minute = get_redis().set(
-            f"engram:apikey:touched:{api_key.pk}", "1", nx=True, ex=LAST_USED_RESOLUTION_SECONDS
+    recorded = (
+        ApiKey.objects.filter(pk=api_key.pk)
+        .filter(
+            Q(last_used_at__isnull=True) | Q(last_used_at__lt=now - timedelta(seconds=LAST_USED_RESOLUTION_SECONDS))
         )
-    except RedisError:
-        first_this_minute = True
-    if first_this_minute:
-        transaction.on_commit(lambda: api_key_record_use_task.delay(api_key_id=api_key.pk, used_at=now.isoformat()))
+        .update(last_used_at=now)
+    )
+    if recorded:
+        api_key.last_used_at = now
 
 
 @transaction.atomic

@@ -3,22 +3,20 @@
 from __future__ import annotations
 
 import pytest
-from rest_framework.test import APIClient
 
-from apps.tenants.models import ApiKey
+from apps.conversations.models import Conversation
+from apps.memories.models import ConsolidationRun
+from apps.memories.tasks import consolidate_conversation_task
 from tests.conftest import wait_until
-from tests.factories import ApiKeyFactory, TenantFactory
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.celery_worker]
 
 
-def test_api_call_records_key_use_through_the_worker(celery_worker_process):
-    issued = ApiKeyFactory(tenant=TenantFactory())
-    assert ApiKey.objects.get(pk=issued.pk).last_used_at is None
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {issued.plaintext}")
-    assert client.get("/api/v1/contacts").status_code == 200
-
-    used_at = wait_until(lambda: ApiKey.objects.get(pk=issued.pk).last_used_at)
-    assert used_at is not None
+def test_a_queued_task_runs_on_the_worker_and_writes_to_postgresql(api, tenant, celery_worker_process):
+    body = {"contact_id": "c", "conversation_id": "v", "message": "I live in Pune", "role": "user"}
+    assert api.post("/api/v1/ingest", body, format="json").status_code == 202
+    conversation = Conversation.objects.get(tenant=tenant, external_id="v")
+    consolidate_conversation_task.delay(conversation_id=str(conversation.pk))
+    run = wait_until(lambda: ConsolidationRun.objects.filter(tenant=tenant, kind="deferred", status="done").first())
+    assert run is not None
     assert celery_worker_process.poll() is None  # the worker is still alive and consuming

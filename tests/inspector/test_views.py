@@ -156,7 +156,12 @@ def test_only_operators_can_switch_tenant(owner_client, seeded, other_tenant):
     assert response.status_code == 403
     assert SESSION_TENANT_KEY not in owner_client.session
 
-    staff = login(UserFactory(username="ops", is_staff=True))
+    # staff status alone (the admin site) opens no other tenant's memory
+    assert login(UserFactory(username="clerk", is_staff=True)).post(
+        "/inspector/tenant/", {"tenant_id": str(other_tenant.pk)}
+    ).status_code in (302, 403)
+    assert SESSION_TENANT_KEY not in owner_client.session
+    staff = login(_with_permissions(UserFactory(username="ops", is_staff=True), "inspect_all_tenants"))
     assert staff.post("/inspector/tenant/", {"tenant_id": str(other_tenant.pk)}).status_code == 302
     page = staff.get(f"/inspector/contacts/{foreign.contact.pk}/")
     assert page.status_code == 200 and b"Zed" in page.content
@@ -164,6 +169,33 @@ def test_only_operators_can_switch_tenant(owner_client, seeded, other_tenant):
     # once switched, the first tenant's objects are out of scope for the operator too
     assert staff.get(f"/inspector/contacts/{seeded.contact.pk}/").status_code == 404
     assert staff.post("/inspector/tenant/", {"tenant_id": "nope"}).status_code == 404
+
+
+def _with_permissions(user, *codenames):
+    from django.contrib.auth.models import Permission
+
+    user.user_permissions.add(*Permission.objects.filter(content_type__app_label="tenants", codename__in=codenames))
+    return user
+
+
+def test_cross_tenant_access_needs_the_permissions_staff_alone_gives_none(seeded, tenant, other_tenant):
+    memory = seeded.memory(WORK)
+    url = f"/inspector/memories/{memory.pk}/"
+    clerk = login(UserFactory(username="clerk", is_staff=True))  # admin-site staff, no membership
+    assert clerk.get(url).status_code == 403
+    assert clerk.post(f"{url}delete/", {"confirm": "yes"}).status_code == 403
+    reader = login(_with_permissions(UserFactory(username="auditor", is_staff=True), "inspect_all_tenants"))
+    assert reader.post("/inspector/tenant/", {"tenant_id": str(tenant.pk)}).status_code == 302
+    assert reader.get(url).status_code == 200
+    assert reader.post(f"{url}pin/", {"is_pinned": "true"}).status_code == 403  # reads every tenant, changes none
+    editor = login(
+        _with_permissions(UserFactory(username="ops2", is_staff=True), "inspect_all_tenants", "edit_all_tenants")
+    )
+    assert editor.post("/inspector/tenant/", {"tenant_id": str(tenant.pk)}).status_code == 302
+    assert editor.post(f"{url}pin/", {"is_pinned": "true"}).status_code == 302
+    memory.refresh_from_db()
+    assert memory.is_pinned
+    assert memory.revisions.filter(action="pinned", actor="user:ops2").exists()
 
 
 def test_a_viewer_reads_but_cannot_change(seeded, tenant):

@@ -49,6 +49,18 @@ def test_document_over_2_mb_is_413(api, tenant):
     assert not KnowledgeDocument.objects.filter(tenant=tenant).exists()
 
 
+def test_an_uploaded_file_over_2_mb_is_413_before_it_is_read(api, tenant):
+    """The size is checked before the upload is read into memory: a file over the limit whose bytes are not
+    even UTF-8 is refused for its size (reading it first gave a decoding error after loading it all)."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    upload = SimpleUploadedFile("big.md", b"\xff" * (2 * 1024 * 1024 + 1), content_type="text/markdown")
+    response = api.post("/api/v1/knowledge/documents", {"title": "big", "file": upload}, format="multipart")
+    assert response.status_code == 413, response.content
+    assert response.json()["error"]["code"] == "too_large"
+    assert not KnowledgeDocument.objects.filter(tenant=tenant).exists()
+
+
 @pytest.mark.parametrize(
     "payload",
     [

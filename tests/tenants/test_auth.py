@@ -161,3 +161,25 @@ def test_tenant_create_command_prints_a_working_key(capsys):
     assert resolved is not None
     assert resolved.tenant.slug == "acme-ltd"
     assert sorted(resolved.scopes) == ["read", "write"]
+
+
+@pytest.mark.django_db(transaction=True)  # what a request writes is committed, as in production
+def test_key_use_is_recorded_on_the_request_without_a_worker_or_broker(tenant):
+    """No Celery worker runs in this test: `last_used_at` is written by the request itself (once a minute),
+    so authentication does not depend on the broker."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+    from rest_framework.test import APIClient
+
+    issued = api_key_create(tenant=tenant, name="ci")
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {issued.plaintext}")
+    assert client.get("/api/v1/contacts").status_code == 200
+    first = ApiKey.objects.get(pk=issued.api_key.pk).last_used_at
+    assert first is not None and timezone.now() - first < timedelta(seconds=5)
+    assert client.get("/api/v1/contacts").status_code == 200  # within the minute: not written again
+    assert ApiKey.objects.get(pk=issued.api_key.pk).last_used_at == first
+    ApiKey.objects.filter(pk=issued.api_key.pk).update(last_used_at=first - timedelta(minutes=2))
+    assert client.get("/api/v1/contacts").status_code == 200
+    assert ApiKey.objects.get(pk=issued.api_key.pk).last_used_at > first
