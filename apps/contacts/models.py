@@ -75,7 +75,11 @@ class InteractionLog(models.Model):
 
     class Meta:
         ordering = ["occurred_at", "id"]
-        indexes = [models.Index(fields=["contact", "occurred_at"])]
+        indexes = [
+            models.Index(fields=["contact", "occurred_at"]),
+            # was this message applied already (a retried ingest)? contact_state_update_many asks per batch
+            models.Index(fields=["contact", "message_id"], name="interaction_message_idx"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.contact_id} {self.mood}/{self.energy} at {self.occurred_at:%Y-%m-%d %H:%M}"

@@ -106,7 +106,7 @@ def _ingest_response(outcome: IngestOutcome) -> dict[str, Any]:
         "duplicate": outcome.duplicate,
         "memories": outcome.memories,
         "state": outcome.state,
-        "crisis": outcome.crisis or {"detected": False},
+        "crisis": outcome.crisis_answer,
     }
 
 

@@ -102,23 +102,34 @@ def contact_state_update(
     (update,) = contact_state_update_many(
         contact=contact, messages=[StatedMessage(text, message_id, occurred_at)], now=now
     )
+    if update is None:
+        raise ValueError(f"message {message_id} was already applied to the contact's state")
     return update
 
 
 def contact_state_update_many(
     *, contact: Contact, messages: Sequence[StatedMessage], now: datetime | None = None
-) -> list[StateUpdate]:
+) -> list[StateUpdate | None]:
     """The contact's state after each of `messages`, in order (mood, crisis, sessions, streak, stage), in one
     transaction with the state row locked; the interaction log written in one statement. Each update carries
-    the state as it was right after its message."""
+    the state as it was right after its message. A message already applied (its interaction log exists: a
+    retry, or a concurrent request that got there first) is not applied again: None in its place."""
     now = now or timezone.now()
-    updates: list[StateUpdate] = []
+    updates: list[StateUpdate | None] = []
     logs: list[InteractionLog] = []
     with transaction.atomic():
         state, _ = ContactState.objects.select_for_update().get_or_create(
             contact=contact, defaults={"tenant": contact.tenant}
         )
+        applied = set(
+            InteractionLog.objects.filter(
+                contact=contact, message_id__in=[message.message_id for message in messages]
+            ).values_list("message_id", flat=True)
+        )
         for message in messages:
+            if message.message_id in applied:
+                updates.append(None)
+                continue
             update, log = _state_step(contact=contact, state=state, message=message)
             updates.append(update)
             logs.append(log)

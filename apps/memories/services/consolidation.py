@@ -23,7 +23,7 @@ from apps.entities.services import entity_upsert_many
 from apps.memories import scoring
 from apps.memories.extraction import extract
 from apps.memories.models import ConsolidationRun, ContextEvent, Memory, MemoryEntity, MemoryRevision
-from apps.memories.services.ingest import event_extract
+from apps.memories.services.ingest import event_extract, events_state_update, is_user_turn
 from apps.memories.services.revisions import SYSTEM, memory_snapshot, revision_record
 from apps.tenants.models import Tenant
 
@@ -51,6 +51,15 @@ def run_logged(
 
 
 def _extract_events(events: list[ContextEvent]) -> int:
+    """Retry what a request left unfinished: the contact state of user messages that never got it (so a
+    crisis is never left unread), then extraction, event by event."""
+    events_state_update(
+        [
+            (event, event.message)
+            for event in events
+            if event.message is not None and is_user_turn(event, event.message) and "state" not in event.result
+        ]
+    )
     done = 0
     for event in events:
         try:

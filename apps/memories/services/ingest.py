@@ -76,6 +76,18 @@ class IngestOutcome:
     duplicate: bool
     crisis: dict[str, Any] | None = None
     state: dict[str, Any] | None = None
+    is_user_turn: bool = False  # contact intelligence reads it: `state` None then means not known yet
+
+    @property
+    def crisis_answer(self) -> dict[str, Any]:
+        """What the client is told: the crisis block when detected; `detected: false` when the message was
+        checked (or is not the contact's own); `detected: null, pending: true` when the check has not run
+        yet (it failed, and runs again on the retry of this message_id)."""
+        if self.crisis:
+            return self.crisis
+        if self.is_user_turn and self.state is None:
+            return {"detected": None, "pending": True}
+        return {"detected": False}
 
 
 def _state_payload(update: StateUpdate) -> tuple[dict[str, Any] | None, dict[str, Any]]:
@@ -110,13 +122,19 @@ def _events_result_merge(patches: dict[Any, dict[str, Any]]) -> None:
         )
 
 
-def _state_updates(persisted: Sequence[tuple[ContextEvent, Message]]) -> dict[Any, tuple[Any, Any]]:
+def is_user_turn(event: ContextEvent, message: Message) -> bool:
+    """Contact intelligence (mood, crisis) reads a contact's own messages only."""
+    return message.role == Message.ROLE_USER and event.contact_id is not None
+
+
+def events_state_update(persisted: Sequence[tuple[ContextEvent, Message]]) -> dict[Any, tuple[Any, Any]]:
     """Contact intelligence for the batch's user messages: mood, crisis, sessions, stage — per contact in
-    message order, one transaction each. Recorded on the events (committed before extraction runs, so a
-    replayed message_id returns the same answer even when extraction fails). {event id: (crisis, state)}."""
+    message order, one transaction each. Recorded on the events right after the messages commit and before
+    extraction runs, so a replayed message_id returns the same answer even when extraction fails; a message
+    whose state update never ran (the request died) gets it on its retry. {event id: (crisis, state)}."""
     by_contact: dict[Any, list[tuple[ContextEvent, Message]]] = {}
     for event, message in persisted:
-        if message.role == Message.ROLE_USER and event.contact is not None:
+        if is_user_turn(event, message):
             by_contact.setdefault(event.contact_id, []).append((event, message))
     answers: dict[Any, tuple[Any, Any]] = {}
     for pairs in by_contact.values():
@@ -132,6 +150,11 @@ def _state_updates(persisted: Sequence[tuple[ContextEvent, Message]]) -> dict[An
             continue
         patches: dict[Any, dict[str, Any]] = {}
         for (event, _), update in zip(pairs, updates, strict=True):
+            if update is None:  # applied by a concurrent request for the same message: its answer
+                event.refresh_from_db(fields=["result"])
+                if "state" in event.result:
+                    answers[event.pk] = (event.result.get("crisis"), event.result["state"])
+                continue
             crisis, state = _state_payload(update)
             answers[event.pk] = (crisis, state)
             patches[event.pk] = {"crisis": crisis, "state": state}
@@ -340,16 +363,28 @@ def events_extract(
     """Inline extraction of a batch of events, in one transaction: their candidates embedded in one call,
     written per scope with one `memories_write` (a constant number of statements), the conversations'
     context words and the events' results set in one statement each. `planned`: candidates already made.
-    Returns {event id: the summaries of what it created or reinforced}."""
-    if planned is None:
-        planned = {event.pk: _candidates_for_event(event) for event in events}
-    work = [(event, candidate) for event in events for candidate in planned.get(event.pk, [])]
-    vectors = _with_contexts(work, candidates_embed([candidate for _, candidate in work]))
-    by_scope: dict[Any, list[int]] = {}
-    for index, (event, _) in enumerate(work):
-        by_scope.setdefault(event.contact_id, []).append(index)
+    Returns {event id: the summaries of what it created or reinforced}.
+
+    Each event is claimed first (its row locked, `extracted_at` still empty, SKIP LOCKED): an event that
+    another request, the retry sweep or the idle flush is extracting right now, or has extracted, is left
+    to it — never extracted twice. Its summaries here are empty."""
     summaries: dict[Any, list[dict[str, Any]]] = {event.pk: [] for event in events}
     with transaction.atomic():
+        claimed = set(
+            ContextEvent.objects.select_for_update(skip_locked=True)
+            .filter(pk__in=[event.pk for event in events], extracted_at__isnull=True)
+            .values_list("pk", flat=True)
+        )
+        events = [event for event in events if event.pk in claimed]
+        if not events:
+            return summaries
+        if planned is None:
+            planned = {event.pk: _candidates_for_event(event) for event in events}
+        work = [(event, candidate) for event in events for candidate in planned.get(event.pk, [])]
+        vectors = _with_contexts(work, candidates_embed([candidate for _, candidate in work]))
+        by_scope: dict[Any, list[int]] = {}
+        for index, (event, _) in enumerate(work):
+            by_scope.setdefault(event.contact_id, []).append(index)
         for positions in by_scope.values():
             first = work[positions[0]][0]
             changes = memories_write(
@@ -480,7 +515,7 @@ def _persist_batch(*, tenant: Tenant, items: Sequence[IngestItem]) -> list[_Pers
     if duplicates:
         event_of |= {
             event.message_id: event
-            for event in ContextEvent.objects.select_related("message").filter(message_id__in=duplicates)
+            for event in ContextEvent.objects.select_related("message", "contact").filter(message_id__in=duplicates)
         }
     return [_Persisted(event_of[message.pk], message, created) for message, created in plan]
 
@@ -506,16 +541,23 @@ def ingest_messages(
         # a concurrent request wrote one of these message_ids (or contacts, conversations) first: once more,
         # and its rows are duplicates now
         persisted = _persist_batch(tenant=tenant, items=items)
-    new = [(row.event, row.message) for row in persisted if row.created]
-    answers = _state_updates(new)
+    # new messages, and earlier ones whose request died before their state or extraction (a retry)
+    unstated = [
+        (row.event, row.message)
+        for row in persisted
+        if is_user_turn(row.event, row.message) and (row.created or "state" not in row.event.result)
+    ]
+    answers = events_state_update(unstated)
     planned: dict[Any, list[Candidate]] = {}
     extractable: list[ContextEvent] = []
-    for event, _ in new:
+    for row in persisted:
+        if row.event.extracted_at is not None or row.event in extractable:
+            continue
         try:
-            planned[event.pk] = _candidates_for_event(event)
-            extractable.append(event)
+            planned[row.event.pk] = _candidates_for_event(row.event)
+            extractable.append(row.event)
         except Exception as exc:  # a rule bug must not lose the batch: the event is retried later
-            _record_failure(event, exc)
+            _record_failure(row.event, exc)
     memories: dict[Any, list[dict[str, Any]]] = {}
     try:
         memories = events_extract(events=extractable, actor=actor, now=now, planned=planned)
@@ -528,28 +570,17 @@ def ingest_messages(
                 _record_failure(event, exc)
     outcomes: list[IngestOutcome] = []
     for row in persisted:
-        if not row.created:
-            result = row.event.result
-            outcomes.append(
-                IngestOutcome(
-                    event=row.event,
-                    message=row.message,
-                    memories=result.get("memories", []),
-                    duplicate=True,
-                    crisis=result.get("crisis"),
-                    state=result.get("state"),
-                )
-            )
-            continue
-        crisis, state = answers.get(row.event.pk, (None, None))
+        result = row.event.result
+        crisis, state = answers.get(row.event.pk, (result.get("crisis"), result.get("state")))
         outcomes.append(
             IngestOutcome(
                 event=row.event,
                 message=row.message,
-                memories=memories.get(row.event.pk, []),
-                duplicate=False,
+                memories=memories.get(row.event.pk, result.get("memories", [])),
+                duplicate=not row.created,
                 crisis=crisis,
                 state=state,
+                is_user_turn=is_user_turn(row.event, row.message),
             )
         )
     return outcomes

@@ -1,0 +1,130 @@
+"""Correct under retries and concurrency: a retried message_id after a failure, two extractions of one event,
+a batch with a late conflict (the review findings of issue "Correct under retries")."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from django.db import connection, transaction
+
+from apps.contacts.models import CrisisReview, InteractionLog
+from apps.conversations.models import Message
+from apps.memories.models import ContextEvent, Memory
+from apps.memories.services import ingest as ingest_service
+from apps.memories.services.ingest import event_extract
+
+CRISIS = "I want to die, I can't go on"
+
+
+def _body(message_id, text, conversation="c1", contact="u1"):
+    return {
+        "contact_id": contact,
+        "conversation_id": conversation,
+        "message": text,
+        "role": "user",
+        "message_id": message_id,
+    }
+
+
+@pytest.mark.django_db
+def test_a_crisis_whose_check_failed_is_pending_then_detected_on_the_retry(api, tenant, monkeypatch):
+    real = ingest_service.contact_state_update_many
+
+    def broken(**kwargs):
+        raise RuntimeError("the state update died")
+
+    monkeypatch.setattr(ingest_service, "contact_state_update_many", broken)
+    first = api.post("/api/v1/ingest", _body("m1", CRISIS), format="json")
+    assert first.status_code == 202
+    assert first.json()["crisis"] == {"detected": None, "pending": True}  # unknown, never "not detected"
+    assert not CrisisReview.objects.filter(tenant=tenant).exists()
+
+    monkeypatch.setattr(ingest_service, "contact_state_update_many", real)
+    retry = api.post("/api/v1/ingest", _body("m1", CRISIS), format="json")
+    assert retry.status_code == 202
+    body = retry.json()
+    assert body["duplicate"] is True
+    assert body["crisis"]["detected"] is True and body["crisis"]["guidance"]
+    assert CrisisReview.objects.filter(tenant=tenant, message_id="m1").count() == 1
+    # and once known, a third send answers the same without applying the message again
+    again = api.post("/api/v1/ingest", _body("m1", CRISIS), format="json").json()
+    assert again["crisis"] == body["crisis"]
+    assert InteractionLog.objects.filter(tenant=tenant, message_id="m1").count() == 1
+    assert Message.objects.filter(tenant=tenant).count() == 1
+
+
+@pytest.mark.django_db
+def test_an_assistant_turn_is_not_a_pending_crisis(api):
+    body = {**_body("a1", "Sorry to hear that."), "role": "assistant"}
+    assert api.post("/api/v1/ingest", body, format="json").json()["crisis"] == {"detected": False}
+
+
+@pytest.mark.django_db
+def test_a_message_whose_extraction_failed_is_extracted_on_its_retry(api, tenant, monkeypatch):
+    def broken(**kwargs):
+        raise RuntimeError("the write path died")
+
+    monkeypatch.setattr(ingest_service, "memories_write", broken)
+    first = api.post("/api/v1/ingest", _body("m2", "My dog Bruno is a beagle"), format="json").json()
+    assert first["memories"] == []
+    event = ContextEvent.objects.get(tenant=tenant)
+    assert event.extracted_at is None and event.attempts == 1
+    monkeypatch.undo()
+    retry = api.post("/api/v1/ingest", _body("m2", "My dog Bruno is a beagle"), format="json").json()
+    assert retry["duplicate"] is True
+    assert {memory["memory_type"] for memory in retry["memories"]} >= {"fact", "episode"}
+    event.refresh_from_db()
+    assert event.extracted_at is not None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_event_being_extracted_elsewhere_is_skipped_not_extracted_twice(api, tenant, monkeypatch):
+    """Two extractions of one event at once (the request and the retry sweep): the second finds the row
+    locked and leaves it; the event is extracted exactly once."""
+    monkeypatch.setattr(ingest_service, "events_extract", lambda **kwargs: {})  # leave the event pending
+    assert api.post("/api/v1/ingest", _body("m3", "I work at Infosys in Chennai"), format="json").status_code == 202
+    monkeypatch.undo()
+    event = ContextEvent.objects.select_related("tenant", "contact", "message").get(tenant=tenant)
+    assert event.extracted_at is None
+
+    holding, release = threading.Event(), threading.Event()
+
+    def hold_the_claim():
+        with transaction.atomic():
+            ContextEvent.objects.select_for_update().get(pk=event.pk)  # as a concurrent extraction does
+            holding.set()
+            release.wait(10)
+        connection.close()
+
+    other = threading.Thread(target=hold_the_claim)
+    other.start()
+    assert holding.wait(10)
+    try:
+        assert event_extract(event=event, actor="sweep") == []  # skipped, without waiting for the lock
+        assert not Memory.objects.filter(tenant=tenant).exists()
+    finally:
+        release.set()
+        other.join()
+    first = event_extract(
+        event=ContextEvent.objects.select_related("tenant", "contact", "message").get(pk=event.pk), actor="sweep"
+    )
+    assert first and Memory.objects.filter(tenant=tenant, memory_type="fact").count() == 1
+    # once extracted, any later run returns the recorded result and writes nothing
+    again = event_extract(
+        event=ContextEvent.objects.select_related("tenant", "contact", "message").get(pk=event.pk), actor="sweep"
+    )
+    assert again == first
+    assert Memory.objects.filter(tenant=tenant).count() == len(first)
+
+
+@pytest.mark.django_db
+def test_a_batch_with_a_late_conflict_writes_nothing(api, tenant):
+    assert api.post("/api/v1/ingest", _body("taken", "hello", conversation="other"), format="json").status_code == 202
+    messages = [_body(f"b{index}", f"batch message number {index}") for index in range(5)]
+    messages.append(_body("taken", "reused id", conversation="c1"))  # the message_id of another conversation
+    response = api.post("/api/v1/ingest/batch", {"messages": messages}, format="json")
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "conflict"
+    assert list(Message.objects.filter(tenant=tenant).values_list("external_id", flat=True)) == ["taken"]
+    assert ContextEvent.objects.filter(tenant=tenant).count() == 1
