@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
 from django.db import connection
 
 from apps.core.redis import RedisError, get_redis
+
+logger = logging.getLogger(__name__)
 
 HEARTBEAT_KEY = "engram:worker:heartbeat"
 HEARTBEAT_STALE_SECONDS = 120
@@ -24,8 +27,9 @@ def health_report() -> dict[str, Any]:
             cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
             row = cursor.fetchone()
         report["database"] = {"ok": row is not None, "pgvector": row[0] if row else None}
-    except Exception as exc:  # any driver error means "down"; the message is what an operator needs
-        report["database"] = {"ok": False, "error": str(exc)}
+    except Exception:  # any driver error means "down"; the details go to the log, not to a public endpoint
+        logger.exception("health check: the database is unreachable")
+        report["database"] = {"ok": False, "error": "unreachable"}
 
     heartbeat: bytes | str | None = None
     try:
@@ -33,8 +37,9 @@ def health_report() -> dict[str, Any]:
         redis_client.ping()
         heartbeat = redis_client.get(HEARTBEAT_KEY)
         report["redis"] = {"ok": True}
-    except RedisError as exc:
-        report["redis"] = {"ok": False, "error": str(exc)}
+    except RedisError:
+        logger.exception("health check: Redis is unreachable")
+        report["redis"] = {"ok": False, "error": "unreachable"}
 
     if heartbeat is None:
         report["worker"] = {"ok": False, "last_heartbeat_seconds_ago": None}

@@ -19,10 +19,12 @@ from apps.tenants.models import Tenant
 
 
 def memory_get(*, tenant: Tenant, memory_id: Any) -> Memory:
+    """A memory of the tenant through the API: a deleted one (soft-deleted, pruned) is not served — not its
+    content, not its history (operators see it in the admin and the inspector's history)."""
     memory = (
         Memory.objects.select_related("contact")
         .prefetch_related("entities")
-        .filter(tenant=tenant, pk=memory_id)
+        .filter(tenant=tenant, pk=memory_id, deleted_at__isnull=True)
         .first()
     )
     if memory is None:

@@ -52,7 +52,10 @@ def tenant_create(*, name: str, slug: str | None = None, settings: dict[str, Any
 
 
 def api_key_create(*, tenant: Tenant, name: str, scopes: list[str] | None = None) -> IssuedApiKey:
-    scopes = sorted(set(scopes or list(ApiKey.SCOPES)))
+    """A new key; `scopes` None means every scope, an empty list is refused (it must not mean "all")."""
+    if scopes is not None and not scopes:
+        raise ApplicationError("Give the key at least one scope.", details={"scopes": ["At least one scope."]})
+    scopes = sorted(set(scopes if scopes is not None else ApiKey.SCOPES))
     unknown = set(scopes) - set(ApiKey.SCOPES)
     if unknown:
         raise ApplicationError(f"Unknown scopes: {', '.join(sorted(unknown))}.")

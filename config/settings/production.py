@@ -4,6 +4,7 @@ from config.settings.base import *  # noqa: F403
 from config.settings.base import database_config, env
 
 DEBUG = False
+IS_PRODUCTION = True  # seed_demo refuses to run (it creates users with known passwords)
 SECRET_KEY = env.str("DJANGO_SECRET_KEY")
 DATABASE_URL = env.str("DATABASE_URL")
 REDIS_URL = env.str("REDIS_URL")

@@ -128,3 +128,37 @@ def test_a_batch_with_a_late_conflict_writes_nothing(api, tenant):
     assert response.json()["error"]["code"] == "conflict"
     assert list(Message.objects.filter(tenant=tenant).values_list("external_id", flat=True)) == ["taken"]
     assert ContextEvent.objects.filter(tenant=tenant).count() == 1
+
+
+@pytest.mark.django_db
+def test_a_deleted_memory_is_not_served_nor_its_history(api, tenant):
+    api.post("/api/v1/ingest", _body("d1", "I work at Infosys in Chennai"), format="json")
+    memory = Memory.objects.filter(tenant=tenant, memory_type="fact").first()
+    assert api.get(f"/api/v1/memories/{memory.pk}").status_code == 200
+    assert api.delete(f"/api/v1/memories/{memory.pk}").status_code == 204
+    assert api.get(f"/api/v1/memories/{memory.pk}").status_code == 404
+    assert api.get(f"/api/v1/memories/{memory.pk}/history").status_code == 404
+    assert api.patch(f"/api/v1/memories/{memory.pk}", {"content": "x"}, format="json").status_code == 404
+    assert memory.revisions.filter(action="deleted").exists()  # kept for operators
+
+
+@pytest.mark.django_db
+def test_an_outcome_boosts_only_its_own_contact_s_decision(api, tenant):
+    from apps.conversations.models import Conversation
+    from apps.memories.services.consolidation import conversation_consolidate
+
+    decision = "I will post the Diwali sweets recipe on Monday"
+    api.post("/api/v1/ingest", _body("dec", decision, conversation="a", contact="alice"), format="json")
+    # another contact's memory that names the same message id among its sources (ids are the client's)
+    other = api.post("/api/v1/ingest", _body("x1", decision, conversation="b", contact="bob"), format="json").json()
+    bob_ids = [memory["id"] for memory in other["memories"]]
+    Memory.objects.filter(pk__in=bob_ids).update(source_message_ids=["x1", "dec"])
+    before = dict(Memory.objects.filter(pk__in=bob_ids).values_list("pk", "importance"))
+    outcome = {
+        **_body("out", "The recipe post got 340 views", conversation="a", contact="alice"),
+        "metadata": {"outcome": "positive", "decision_message_id": "dec"},
+    }
+    api.post("/api/v1/ingest", outcome, format="json")
+    stats = conversation_consolidate(conversation_id=str(Conversation.objects.get(tenant=tenant, external_id="a").pk))
+    assert stats["outcome_boosted"] >= 1
+    assert dict(Memory.objects.filter(pk__in=bob_ids).values_list("pk", "importance")) == before

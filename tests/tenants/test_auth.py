@@ -4,7 +4,7 @@ import pytest
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
-from apps.tenants.models import ApiKey
+from apps.tenants.models import ApiKey, Tenant
 from apps.tenants.selectors import api_key_resolve
 from apps.tenants.services import api_key_create, api_key_record_use, api_key_revoke, hash_key
 from tests.factories import ApiKeyFactory, ContactFactory
@@ -183,3 +183,21 @@ def test_key_use_is_recorded_on_the_request_without_a_worker_or_broker(tenant):
     ApiKey.objects.filter(pk=issued.api_key.pk).update(last_used_at=first - timedelta(minutes=2))
     assert client.get("/api/v1/contacts").status_code == 200
     assert ApiKey.objects.get(pk=issued.api_key.pk).last_used_at > first
+
+
+def test_an_empty_scope_list_is_refused_not_read_and_write(tenant):
+    from apps.core.exceptions import ApplicationError
+
+    with pytest.raises(ApplicationError, match="at least one scope"):
+        api_key_create(tenant=tenant, name="x", scopes=[])
+    assert not ApiKey.objects.filter(tenant=tenant).exists()
+    assert api_key_create(tenant=tenant, name="all").api_key.scopes == sorted(ApiKey.SCOPES)  # None: every scope
+
+
+def test_seed_demo_refuses_to_run_under_production_settings(settings):
+    from django.core.management.base import CommandError
+
+    settings.IS_PRODUCTION = True
+    with pytest.raises(CommandError, match="production"):
+        call_command("seed_demo")
+    assert not Tenant.objects.filter(slug="demo").exists()

@@ -251,6 +251,7 @@ def outcomes_boost(*, conversation: Conversation) -> int:
             continue
         related = Memory.objects.filter(
             tenant=conversation.tenant,
+            contact=conversation.contact,  # the decision of this conversation's contact, not another's
             source_message_ids__contains=[decision_id],
             valid_to__isnull=True,
             deleted_at__isnull=True,

@@ -2,7 +2,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from apps.tenants.models import ApiKey, Membership, Tenant
@@ -15,6 +15,11 @@ class Command(BaseCommand):
     help = "Create the demo tenant, an operator superuser and a tenant-owner user (idempotent)."
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if getattr(settings, "IS_PRODUCTION", False):
+            # known passwords (admin / engram-admin) have no place on a production server
+            raise CommandError(
+                "seed_demo creates users with known passwords: it refuses to run under production settings."
+            )
         env = settings.ENGRAM_DEMO
         user_model = get_user_model()
         with transaction.atomic():
