@@ -33,6 +33,22 @@ def test_healthz_reports_components(client):
     assert body["status"] == "ok"
 
 
+def test_healthz_does_not_publish_the_error_text_of_a_component_that_is_down(client, settings):
+    """Redis really unreachable (a closed port): the public answer says so, the details stay in the log."""
+    from apps.core.redis import get_redis
+
+    settings.REDIS_URL = "redis://:s3cret-password@127.0.0.1:1/0"
+    get_redis.cache_clear()
+    try:
+        response = client.get("/healthz")
+    finally:
+        get_redis.cache_clear()  # the settings fixture restores the URL after the test; the pool follows it
+    body = response.json()
+    assert response.status_code == 503
+    assert body["redis"] == {"ok": False, "error": "unreachable"}
+    assert "s3cret" not in response.content.decode() and "127.0.0.1" not in response.content.decode()
+
+
 def test_unknown_api_route_is_json_404(client):
     response = client.get("/api/v1/does-not-exist")
     assert response.status_code == 404
