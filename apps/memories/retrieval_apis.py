@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.contacts.selectors import contact_get, contact_state_snapshot, joined_one_to_one
+from apps.contacts.services import contact_crisis_report
 from apps.conversations.models import Conversation
 from apps.memories import scoring
 from apps.memories.context import context_assemble
@@ -132,7 +133,11 @@ def context_payload(
     explain: bool,
     record_access: bool = True,
 ) -> dict[str, Any]:
-    """The GET /context body; the inspector's context preview renders exactly this."""
+    """The GET /context body; the inspector's context preview renders exactly this (`record_access` False:
+    a preview is neither a use of the memories nor a message of the contact, so its query is not scanned).
+    The query — the message the client is about to answer — is scanned for crisis language first, so the
+    reply that needs SAFETY guidance gets it in this very context."""
+    query_crisis = contact_crisis_report(contact=contact, text=query) if record_access and query else None
     state = contact_state_snapshot(contact=contact)
     profile = joined_one_to_one(contact, "profile", MemoryProfile)
     bundle = context_assemble(
@@ -176,7 +181,7 @@ def context_payload(
         "memory_budget": bundle.memory_budget,
         "tokens_used": bundle.tokens_used,
     }
-    body["crisis"] = state["crisis"] or {"detected": False}
+    body["crisis"] = query_crisis or state["crisis"] or {"detected": False}
     if explain:
         body["dropped"] = [
             {"id": str(item.memory.pk), "content": item.memory.content, "score": item.score} for item in bundle.dropped

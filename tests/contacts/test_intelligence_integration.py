@@ -61,6 +61,40 @@ def test_user_message_updates_mood_and_logs_the_transition(api, tenant):
     ["I want to die", "i can't take this anymore", "quiero morir", "I've been thinking about killing myself"],
     ids=["en-die", "en-cant-take", "es", "en-kill"],
 )
+def test_crisis_in_the_query_of_get_context_guides_the_reply_being_prepared(api, tenant, text):
+    """Clients ask for context *before* replying and ingest after: the query is the message being answered."""
+    say(api, "Hi, I'm Arjun", "hello-1")
+    response = api.get("/api/v1/context/arjun", {"query": text})
+    assert response.status_code == 200
+    context = response.json()
+    assert context["crisis"]["detected"] is True and context["crisis"]["source"] == "query"
+    assert "findahelpline.com" in context["crisis"]["guidance"] or "988" in context["crisis"]["guidance"]
+    assert context["context_text"].splitlines()[1] == "SAFETY:"
+    review = CrisisReview.objects.get(tenant=tenant)
+    assert (review.status, review.message_id, review.excerpt) == ("open", "", text)
+    assert ContactState.objects.get(contact__external_id="arjun").crisis_flag is True
+    # the client retries the same GET: still guided, no second review
+    assert api.get("/api/v1/context/arjun", {"query": text}).json()["crisis"]["detected"] is True
+    assert CrisisReview.objects.filter(tenant=tenant).count() == 1
+
+
+@pytest.mark.parametrize(
+    "text", ["this chocolate cake is to die for", "I'm dying to see the new Dune film"], ids=["to-die-for", "dying-to"]
+)
+def test_idioms_in_the_query_of_get_context_are_not_a_crisis(api, tenant, text):
+    say(api, "Hi, I'm Arjun", "hello-1")
+    context = api.get("/api/v1/context/arjun", {"query": text}).json()
+    assert context["crisis"] == {"detected": False}
+    assert "SAFETY:" not in context["context_text"]
+    assert not CrisisReview.objects.filter(tenant=tenant).exists()
+    assert ContactState.objects.get(contact__external_id="arjun").crisis_flag is False
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["I want to die", "i can't take this anymore", "quiero morir", "I've been thinking about killing myself"],
+    ids=["en-die", "en-cant-take", "es", "en-kill"],
+)
 def test_crisis_is_flagged_in_ingest_context_and_admin(api, tenant, client, text):
     body = say(api, text, "crisis-1")
     assert body["crisis"]["detected"] is True

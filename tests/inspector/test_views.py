@@ -456,6 +456,16 @@ def test_context_preview_is_exactly_what_get_context_returns(owner_client, api, 
     assert f"{api_body['tokens_used']}</strong> of <strong>{api_body['memory_budget']}</strong>" in html
 
 
+def test_a_context_preview_of_crisis_words_flags_no_one(owner_client, seeded, tenant):
+    """The owner trying a query in the preview is not the contact writing it: no review, no flag."""
+    from apps.contacts.models import CrisisReview
+
+    url = f"/inspector/contacts/{seeded.contact.pk}/context/"
+    assert owner_client.get(url, {"q": "I want to die"}).status_code == 200
+    assert not CrisisReview.objects.filter(tenant=tenant).exists()
+    assert not ContactState.objects.filter(contact=seeded.contact, crisis_flag=True).exists()
+
+
 def test_context_preview_token_budget_and_validation(owner_client, seeded):
     url = f"/inspector/contacts/{seeded.contact.pk}/context/"
     zero = owner_client.get(url, {"q": "work", "token_budget": "0"}).content.decode()

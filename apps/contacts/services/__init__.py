@@ -6,7 +6,13 @@ from apps.contacts.services.crud import (
     contact_update,
     contacts_get_or_create_many,
 )
-from apps.contacts.services.state import StatedMessage, StateUpdate, contact_state_update, contact_state_update_many
+from apps.contacts.services.state import (
+    StatedMessage,
+    StateUpdate,
+    contact_crisis_report,
+    contact_state_update,
+    contact_state_update_many,
+)
 from apps.contacts.services.triggers import trigger_complete, trigger_create
 
 __all__ = [
@@ -14,6 +20,7 @@ __all__ = [
     "StateUpdate",
     "StatedMessage",
     "contact_create",
+    "contact_crisis_report",
     "contact_delete",
     "contact_get_or_create",
     "contact_state_update",

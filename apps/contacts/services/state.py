@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -206,6 +207,47 @@ def _state_step(*, contact: Contact, state: ContactState, message: StatedMessage
         state=copy.copy(state), mood=reading, crisis=crisis, crisis_guidance=guidance, new_session=new_session
     )
     return update, log
+
+
+def contact_crisis_report(*, contact: Contact, text: str, now: datetime | None = None) -> dict[str, Any] | None:
+    """Crisis language in what the contact just wrote, before it is ingested: clients call GET /context with
+    the user's message *before* replying and ingest it after (chat-engine-memory.txt), so the reply that
+    needs SAFETY guidance is the one being prepared now. Flags the contact (crisis_flag, crisis_at) and opens
+    a CrisisReview for operators — once per text while that review is open, so a retried GET adds nothing.
+    The same rules as ingest (idioms such as "to die for" stay unflagged). Returns the crisis block, or None."""
+    crisis = crisis_rules.detect_crisis(text)
+    if not crisis.is_crisis:
+        return None
+    now = now or timezone.now()
+    guidance = crisis_guidance_for(contact)
+    excerpt = text[:1000]
+    with transaction.atomic():
+        state, _ = ContactState.objects.select_for_update().get_or_create(
+            contact=contact, defaults={"tenant": contact.tenant}
+        )
+        state.crisis_flag, state.crisis_at = True, now
+        state.save()
+        if not CrisisReview.objects.filter(
+            contact=contact, status=CrisisReview.STATUS_OPEN, message_id="", excerpt=excerpt
+        ).exists():
+            CrisisReview.objects.create(
+                tenant=contact.tenant,
+                contact=contact,
+                message_id="",  # not a message yet: the query of GET /context
+                excerpt=excerpt,
+                matched=list(crisis.matched),
+                severity=crisis.severity,
+                language=crisis.language,
+                guidance=guidance,
+            )
+    contact.state = state  # what the context that follows reads (the one-to-one's cache)
+    return {
+        "detected": True,
+        "severity": crisis.severity,
+        "language": crisis.language,
+        "guidance": guidance,
+        "source": "query",
+    }
 
 
 def contact_state_refresh(*, contact: Contact, now: datetime, engagement_drop: float = 0.0) -> ContactState | None:
