@@ -17,12 +17,13 @@ from apps.contacts.services import (
     trigger_complete,
 )
 from apps.core.exceptions import NotFound
+from apps.core.fields import StrictCharField
 from apps.core.pagination import LimitOffset
 from apps.tenants.api import TenantAPIView
 
 
 class ContactOutputSerializer(serializers.ModelSerializer):
-    contact_id = serializers.CharField(source="external_id")
+    contact_id = StrictCharField(source="external_id")
 
     class Meta:
         model = Contact
@@ -31,9 +32,9 @@ class ContactOutputSerializer(serializers.ModelSerializer):
 
 class ContactListCreateApi(TenantAPIView):
     class InputSerializer(serializers.Serializer):
-        contact_id = serializers.CharField(max_length=MAX_EXTERNAL_ID_LENGTH)
-        display_name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
-        channel = serializers.CharField(max_length=50, required=False, allow_blank=True, default="")
+        contact_id = StrictCharField(max_length=MAX_EXTERNAL_ID_LENGTH)
+        display_name = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
+        channel = StrictCharField(max_length=50, required=False, allow_blank=True, default="")
         metadata = serializers.DictField(required=False, default=dict)
 
     @extend_schema(responses=ContactOutputSerializer(many=True))
@@ -61,8 +62,8 @@ class ContactListCreateApi(TenantAPIView):
 
 class ContactDetailApi(TenantAPIView):
     class UpdateSerializer(serializers.Serializer):
-        display_name = serializers.CharField(max_length=200, required=False, allow_blank=True)
-        channel = serializers.CharField(max_length=50, required=False, allow_blank=True)
+        display_name = StrictCharField(max_length=200, required=False, allow_blank=True)
+        channel = StrictCharField(max_length=50, required=False, allow_blank=True)
         metadata = serializers.DictField(required=False)
 
     @extend_schema(responses=ContactOutputSerializer)
@@ -140,7 +141,7 @@ class ContactMoodHistoryApi(TenantAPIView):
 
 
 class TriggerOutputSerializer(serializers.ModelSerializer):
-    contact_id = serializers.CharField(source="contact.external_id")
+    contact_id = StrictCharField(source="contact.external_id")
 
     class Meta:
         model = Trigger
@@ -153,7 +154,7 @@ class TriggerListApi(TenantAPIView):
         status = serializers.ChoiceField(
             choices=["pending", "done", "cancelled", "all"], required=False, default="pending"
         )
-        contact_id = serializers.CharField(max_length=255, required=False)
+        contact_id = StrictCharField(max_length=255, required=False)
 
     @extend_schema(parameters=[FilterSerializer], responses=TriggerOutputSerializer(many=True))
     def get(self, request: Request) -> Response:

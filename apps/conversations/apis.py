@@ -9,11 +9,12 @@ from rest_framework.response import Response
 from apps.conversations.models import Conversation, Message
 from apps.conversations.selectors import conversation_get, message_list
 from apps.conversations.window import window_as_dicts, window_get
+from apps.core.fields import StrictCharField
 from apps.tenants.api import TenantAPIView
 
 
 class MessageOutputSerializer(serializers.ModelSerializer):
-    message_id = serializers.CharField(source="external_id")
+    message_id = StrictCharField(source="external_id")
 
     class Meta:
         model = Message
@@ -21,8 +22,8 @@ class MessageOutputSerializer(serializers.ModelSerializer):
 
 
 class ConversationOutputSerializer(serializers.ModelSerializer):
-    conversation_id = serializers.CharField(source="external_id")
-    contact_id = serializers.CharField(source="contact.external_id", allow_null=True, default=None)
+    conversation_id = StrictCharField(source="external_id")
+    contact_id = StrictCharField(source="contact.external_id", allow_null=True, default=None)
 
     class Meta:
         model = Conversation

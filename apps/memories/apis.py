@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from apps.contacts.selectors import contact_get
 from apps.conversations.models import Message
 from apps.core.exceptions import ApplicationError
+from apps.core.fields import StrictCharField
 from apps.core.pagination import LimitOffset
 from apps.memories import scoring
 from apps.memories.models import ContextEvent, Memory, MemoryRevision
@@ -24,8 +25,8 @@ MAX_BATCH = settings.ENGRAM["MAX_BATCH_MESSAGES"]
 
 
 class MemoryOutputSerializer(serializers.ModelSerializer):
-    contact_id = serializers.CharField(source="contact.external_id", allow_null=True, default=None)
-    sources = serializers.ListField(source="source_message_ids", child=serializers.CharField())
+    contact_id = StrictCharField(source="contact.external_id", allow_null=True, default=None)
+    sources = serializers.ListField(source="source_message_ids", child=StrictCharField())
     entities = serializers.SerializerMethodField()
     superseded_by = serializers.UUIDField(source="superseded_by_id", allow_null=True)
     is_current = serializers.BooleanField()
@@ -72,15 +73,15 @@ class RevisionOutputSerializer(serializers.ModelSerializer):
 
 
 class IngestMessageSerializer(serializers.Serializer):
-    contact_id = serializers.CharField(max_length=255)
-    conversation_id = serializers.CharField(max_length=255)
-    message = serializers.CharField(max_length=MAX_MESSAGE_CHARS, trim_whitespace=False)
+    contact_id = StrictCharField(max_length=255)
+    conversation_id = StrictCharField(max_length=255)
+    message = StrictCharField(max_length=MAX_MESSAGE_CHARS, trim_whitespace=False)
     role = serializers.ChoiceField(choices=Message.ROLES)
-    message_id = serializers.CharField(max_length=255, required=False, allow_null=True)
-    speaker = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    message_id = StrictCharField(max_length=255, required=False, allow_null=True)
+    speaker = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
     occurred_at = serializers.DateTimeField(required=False, allow_null=True)
-    channel = serializers.CharField(max_length=50, required=False, allow_blank=True, default="")
-    display_name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    channel = StrictCharField(max_length=50, required=False, allow_blank=True, default="")
+    display_name = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
     metadata = serializers.DictField(required=False, default=dict)
 
     def validate_contact_id(self, value: str) -> str:
@@ -135,8 +136,8 @@ class IngestBatchApi(TenantAPIView):
 class EventDetailApi(TenantAPIView):
     class OutputSerializer(serializers.ModelSerializer):
         event_id = serializers.UUIDField(source="id")
-        contact_id = serializers.CharField(source="contact.external_id", allow_null=True, default=None)
-        message_id = serializers.CharField(source="message.external_id", allow_null=True, default=None)
+        contact_id = StrictCharField(source="contact.external_id", allow_null=True, default=None)
+        message_id = StrictCharField(source="message.external_id", allow_null=True, default=None)
         state = serializers.SerializerMethodField()
 
         class Meta:
@@ -172,9 +173,9 @@ class EventDetailApi(TenantAPIView):
 
 class ObservationApi(TenantAPIView):
     class InputSerializer(serializers.Serializer):
-        content = serializers.CharField(max_length=MAX_MESSAGE_CHARS)
+        content = StrictCharField(max_length=MAX_MESSAGE_CHARS)
         category = serializers.ChoiceField(choices=ContextEvent.OBSERVATION_CATEGORIES)
-        contact_id = serializers.CharField(max_length=255, required=False, allow_null=True)
+        contact_id = StrictCharField(max_length=255, required=False, allow_null=True)
         source_metadata = serializers.DictField(required=False, default=dict)
 
     @extend_schema(request=InputSerializer, responses={202: dict})
@@ -196,11 +197,11 @@ class ObservationApi(TenantAPIView):
 
 class MemoryListCreateApi(TenantAPIView):
     class FilterSerializer(serializers.Serializer):
-        contact_id = serializers.CharField(max_length=255, required=False)
+        contact_id = StrictCharField(max_length=255, required=False)
         scope = serializers.ChoiceField(choices=["all", "tenant", "contact"], required=False, default="all")
-        type = serializers.CharField(required=False, default="")
-        entity = serializers.CharField(max_length=250, required=False, default="")
-        q = serializers.CharField(max_length=500, required=False, default="")
+        type = StrictCharField(required=False, default="")
+        entity = StrictCharField(max_length=250, required=False, default="")
+        q = StrictCharField(max_length=500, required=False, default="")
         include_superseded = serializers.BooleanField(required=False, default=False)
         include_compressed = serializers.BooleanField(required=False, default=False)
 
@@ -212,9 +213,9 @@ class MemoryListCreateApi(TenantAPIView):
             return types
 
     class InputSerializer(serializers.Serializer):
-        content = serializers.CharField(max_length=MAX_MEMORY_CHARS)
+        content = StrictCharField(max_length=MAX_MEMORY_CHARS)
         memory_type = serializers.ChoiceField(choices=[*scoring.MEMORY_TYPES, *scoring.SEED_TYPE_MAP])
-        contact_id = serializers.CharField(max_length=255, required=False, allow_null=True)
+        contact_id = StrictCharField(max_length=255, required=False, allow_null=True)
         importance = serializers.FloatField(min_value=0.0, max_value=1.0, required=False, allow_null=True)
         is_pinned = serializers.BooleanField(required=False, default=False)
 
@@ -266,7 +267,7 @@ class MemoryListCreateApi(TenantAPIView):
 
 class MemoryDetailApi(TenantAPIView):
     class UpdateSerializer(serializers.Serializer):
-        content = serializers.CharField(max_length=MAX_MEMORY_CHARS, required=False)
+        content = StrictCharField(max_length=MAX_MEMORY_CHARS, required=False)
         importance = serializers.FloatField(min_value=0.0, max_value=1.0, required=False)
         is_pinned = serializers.BooleanField(required=False)
 

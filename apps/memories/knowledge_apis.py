@@ -8,6 +8,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.core.exceptions import ApplicationError, NotFound
+from apps.core.fields import StrictCharField
 from apps.core.pagination import LimitOffset
 from apps.memories.models import KnowledgeDocument
 from apps.memories.services.knowledge import ALLOWED_CONTENT_TYPES, document_create, document_delete
@@ -32,8 +33,8 @@ class DocumentListCreateApi(TenantAPIView):
     parser_classes = [JSONParser, MultiPartParser, FormParser]
 
     class InputSerializer(serializers.Serializer):
-        title = serializers.CharField(max_length=300)
-        content = serializers.CharField(required=False, trim_whitespace=False)
+        title = StrictCharField(max_length=300)
+        content = StrictCharField(required=False, trim_whitespace=False)
         file = serializers.FileField(required=False)
         content_type = serializers.ChoiceField(choices=ALLOWED_CONTENT_TYPES, required=False, default="text/markdown")
 

@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from apps.contacts.selectors import contact_get, contact_state_snapshot, joined_one_to_one
 from apps.contacts.services import contact_crisis_report
 from apps.conversations.models import Conversation
+from apps.core.fields import StrictCharField
 from apps.memories import scoring
 from apps.memories.context import context_assemble
 from apps.memories.models import MemoryProfile
@@ -30,8 +31,8 @@ class MemorySearchApi(TenantAPIView):
     required_scope = ApiKey.SCOPE_READ  # a read sent as POST (the query may be long)
 
     class InputSerializer(serializers.Serializer):
-        query = serializers.CharField(max_length=4000)
-        contact_id = serializers.CharField(max_length=255, required=False, allow_null=True)
+        query = StrictCharField(max_length=4000)
+        contact_id = StrictCharField(max_length=255, required=False, allow_null=True)
         top_k = serializers.IntegerField(min_value=1, max_value=50, required=False, default=10)
         memory_types = serializers.ListField(
             child=serializers.ChoiceField(choices=[*scoring.MEMORY_TYPES, *scoring.SEED_TYPE_MAP]),
@@ -83,8 +84,8 @@ class MemorySearchApi(TenantAPIView):
 
 class ContextGetApi(TenantAPIView):
     class QuerySerializer(serializers.Serializer):
-        query = serializers.CharField(max_length=4000, required=False, allow_blank=True, default="")
-        conversation_id = serializers.CharField(max_length=255, required=False, default="")
+        query = StrictCharField(max_length=4000, required=False, allow_blank=True, default="")
+        conversation_id = StrictCharField(max_length=255, required=False, default="")
         token_budget = serializers.IntegerField(min_value=0, max_value=32000, required=False, allow_null=True)
         explain = serializers.BooleanField(required=False, default=False)
 
@@ -191,7 +192,7 @@ def context_payload(
 
 class KnowledgeSearchApi(TenantAPIView):
     class QuerySerializer(serializers.Serializer):
-        query = serializers.CharField(max_length=4000)
+        query = StrictCharField(max_length=4000)
         top_k = serializers.IntegerField(min_value=1, max_value=50, required=False, default=5)
 
     @extend_schema(parameters=[QuerySerializer], responses={200: dict})
@@ -226,8 +227,8 @@ class BrainContextApi(TenantAPIView):
     required_scope = ApiKey.SCOPE_READ
 
     class InputSerializer(serializers.Serializer):
-        query = serializers.CharField(max_length=8000)
-        conversation_id = serializers.CharField(max_length=255, required=False, allow_blank=True, default="")
+        query = StrictCharField(max_length=8000)
+        conversation_id = StrictCharField(max_length=255, required=False, allow_blank=True, default="")
         service_data = serializers.DictField(required=False, default=dict)
         tools = serializers.ListField(child=serializers.DictField(), required=False, default=list)
 

@@ -253,13 +253,18 @@ def test_memory_crud_and_history(api, tenant, issued_key):
     memory = Memory.objects.get(pk=memory_id)
     assert memory.embedding is not None
 
-    assert api.delete(f"/api/v1/memories/{memory_id}").status_code == 204
-    assert api.get("/api/v1/memories").json()["results"] == []
     history = api.get(f"/api/v1/memories/{memory_id}/history").json()["history"]
-    assert [row["action"] for row in history] == ["created", "edited", "pinned", "deleted"]
+    assert [row["action"] for row in history] == ["created", "edited", "pinned"]
     assert {row["actor"] for row in history} == {f"api_key:{issued_key.prefix}"}
     assert history[1]["before"]["content"] == "Allergic to peanuts"
     assert history[1]["after"]["content"] == "Severely allergic to peanuts"
+
+    assert api.delete(f"/api/v1/memories/{memory_id}").status_code == 204
+    assert api.get("/api/v1/memories").json()["results"] == []
+    # deleted means not served, its history included; the record stays for operators
+    assert api.get(f"/api/v1/memories/{memory_id}/history").status_code == 404
+    actions = list(memory.revisions.order_by("created_at", "id").values_list("action", "actor"))
+    assert actions[-1] == ("deleted", f"api_key:{issued_key.prefix}")
 
 
 @pytest.mark.parametrize(

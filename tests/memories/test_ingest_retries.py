@@ -162,3 +162,22 @@ def test_an_outcome_boosts_only_its_own_contact_s_decision(api, tenant):
     stats = conversation_consolidate(conversation_id=str(Conversation.objects.get(tenant=tenant, external_id="a").pk))
     assert stats["outcome_boosted"] >= 1
     assert dict(Memory.objects.filter(pk__in=bob_ids).values_list("pk", "importance")) == before
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        ("/api/v1/memories/search", {"query": 12}, "query"),
+        ("/api/v1/memories/search", {"query": ["a"]}, "query"),
+        ("/api/v1/ingest", {**_body("n1", "x"), "message": 42}, "message"),
+        ("/api/v1/ingest", {**_body("n1", "x"), "contact_id": 7}, "contact_id"),
+        ("/api/v1/memories", {"content": True, "memory_type": "fact"}, "content"),
+    ],
+    ids=["search-int", "search-list", "ingest-int", "contact-int", "add-bool"],
+)
+def test_a_non_string_where_a_string_is_expected_is_a_400(api, tenant, path, body, field):
+    response = api.post(path, body, format="json")
+    assert response.status_code == 400, response.content
+    assert field in response.json()["error"]["details"]
+    assert not Message.objects.filter(tenant=tenant).exists() and not Memory.objects.filter(tenant=tenant).exists()
