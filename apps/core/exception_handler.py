@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from django.core.exceptions import PermissionDenied
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.views.defaults import page_not_found
@@ -34,7 +35,17 @@ def _first_message(detail: Any) -> str:
 
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, ApplicationError):
+        if exc.status_code >= 500:  # a dependency is down: the operator needs the reason, the client does not
+            logger.error("API request failed: %s (%s)", exc, exc.code)
         return Response(error_body(exc.code, exc.message, exc.details), status=exc.status_code)
+    if isinstance(exc, RequestDataTooBig):
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        return Response(
+            error_body("too_large", f"The request body is larger than {limit} bytes."),
+            status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+        )
+    if isinstance(exc, RecursionError):  # json.loads on a body nested thousands of levels deep
+        exc = exceptions.ParseError("JSON parse error - nested too deeply.")
     if isinstance(exc, DjangoValidationError):
         exc = exceptions.ValidationError(detail=exc.message_dict if hasattr(exc, "error_dict") else exc.messages)
     elif isinstance(exc, Http404):
@@ -57,6 +68,20 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         code = exc.get_codes() if isinstance(exc.get_codes(), str) else exc.default_code
         response.data = error_body(str(code), message)
     return response
+
+
+class NulInPathMiddleware:
+    """A URL whose path holds NUL (`%00`) names nothing: 404 before any view, since PostgreSQL refuses NUL
+    in text and a lookup of such an id raised a 500."""
+
+    def __init__(self, get_response: Any) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if "\x00" in request.path:
+            return json_not_found(request)
+        response: HttpResponse = self.get_response(request)
+        return response
 
 
 def json_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:

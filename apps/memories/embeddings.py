@@ -23,6 +23,8 @@ import redis
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
+from apps.core.exceptions import ApplicationError
+
 logger = logging.getLogger(__name__)
 
 LOCAL_MODEL_NAME = "all-MiniLM-L6-v2"
@@ -30,8 +32,21 @@ DEFAULT_OPENAI_MODEL = "text-embedding-3-small"
 CACHE_KEY_PREFIX = "engram:embedding:"
 
 
-class EmbedderUnavailable(RuntimeError):
-    """The configured embedding backend cannot be used (package missing, remote service failing)."""
+class EmbedderUnavailable(ApplicationError):
+    """The configured embedding backend cannot be used (package missing, remote service failing). Through the
+    API it is a 503 with a public message; the reason (which may name hosts) goes to the log only."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(
+            "The embedding service is unavailable; retry shortly.", code="embedder_unavailable", status_code=503
+        )
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return self.reason
+
+    def __repr__(self) -> str:
+        return f"EmbedderUnavailable({self.reason!r})"
 
 
 class Embedder(Protocol):

@@ -32,6 +32,7 @@ from apps.conversations.services import conversations_get_or_create_many, messag
 from apps.conversations.window import windows_append
 from apps.core.exceptions import ApplicationError
 from apps.memories import scoring
+from apps.memories.embeddings import EmbedderUnavailable
 from apps.memories.extraction import ExtractedEntity, extract, salience, slugify
 from apps.memories.extraction.dates import format_day, mentioned_dates
 from apps.memories.models import ContextEvent
@@ -561,6 +562,9 @@ def ingest_messages(
     memories: dict[Any, list[dict[str, Any]]] = {}
     try:
         memories = events_extract(events=extractable, actor=actor, now=now, planned=planned)
+    except EmbedderUnavailable as exc:  # every event would fail alike: they stay pending for the retry task
+        for event in extractable:
+            _record_failure(event, exc)
     except Exception:
         logger.exception("Batch extraction failed; extracting its %d events one by one", len(extractable))
         for event in extractable:
