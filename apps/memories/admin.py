@@ -36,8 +36,8 @@ from apps.memories.services.operations import (
     memory_importance_recompute,
     memory_supersede_manual,
 )
-from apps.memories.services.periodic import tenant_consolidate
 from apps.memories.services.reembed import reembed
+from apps.memories.tasks import scope_consolidation_task, tenant_consolidation_task
 from apps.tenants.admin import TenantAdmin
 from apps.tenants.models import Tenant
 
@@ -430,9 +430,12 @@ class ContactMemoryAdmin(ContactAdmin):
 
     @admin.action(description="Run consolidation now for selected contacts (decay, compression, pruning)")
     def run_consolidation(self, request: HttpRequest, queryset: QuerySet[Contact]) -> None:
-        for contact in queryset.select_related("tenant"):
-            totals = tenant_consolidate(tenant=contact.tenant, contact=contact)
-            self.message_user(request, f"{contact}: {_totals_text(totals)}.")
+        # queued for the worker, never run in the admin's request: no time limit hit, no second run at once
+        # (a scope another run holds is skipped), the result in Consolidation runs
+        contacts = list(queryset.select_related("tenant"))
+        for contact in contacts:
+            scope_consolidation_task.delay(tenant_id=str(contact.tenant_id), contact_id=str(contact.pk))
+        self.message_user(request, f"Consolidation queued for {len(contacts)} contact(s): see Consolidation runs.")
 
 
 class TenantMemoryAdmin(TenantAdmin):
@@ -440,9 +443,10 @@ class TenantMemoryAdmin(TenantAdmin):
 
     @admin.action(description="Run consolidation now (every contact, then the tenant brain)")
     def run_consolidation(self, request: HttpRequest, queryset: QuerySet[Tenant]) -> None:
-        for tenant in queryset:
-            totals = tenant_consolidate(tenant=tenant)
-            self.message_user(request, f"{tenant.slug}: {_totals_text(totals)} (see Consolidation runs).")
+        tenants = list(queryset)
+        for tenant in tenants:
+            tenant_consolidation_task.delay(tenant_id=str(tenant.pk))
+        self.message_user(request, f"Consolidation queued for {len(tenants)} tenant(s): see Consolidation runs.")
 
     @admin.action(description="Re-embed all memories and knowledge chunks with the configured model")
     def reembed_tenant(self, request: HttpRequest, queryset: QuerySet[Tenant]) -> None:
@@ -451,10 +455,6 @@ class TenantMemoryAdmin(TenantAdmin):
             self.message_user(
                 request, f"{tenant.slug}: re-embedded {done['memories']} memories, {done['chunks']} chunks."
             )
-
-
-def _totals_text(totals: dict[str, int]) -> str:
-    return ", ".join(f"{key} {value}" for key, value in sorted(totals.items()) if value) or "nothing to do"
 
 
 admin.site.unregister(Contact)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from celery import shared_task
 from django.utils import timezone
 
@@ -54,7 +56,7 @@ def lexicon_refresh_task(*, tenant_id: str, contact_id: str | None) -> int:
 
 @shared_task(name="apps.memories.tasks.periodic_consolidation_task")
 def periodic_consolidation_task() -> int:
-    """Fan out: one task per active tenant, so tenants consolidate in parallel across workers."""
+    """Fan out: one task per active tenant, which fans out per scope (apps/memories/services/periodic.py)."""
     tenant_ids = list(Tenant.objects.filter(is_active=True).values_list("pk", flat=True))
     now = timezone.now().isoformat()
     for tenant_id in tenant_ids:
@@ -63,14 +65,42 @@ def periodic_consolidation_task() -> int:
 
 
 @shared_task(name="apps.memories.tasks.tenant_consolidation_task", acks_late=True)
-def tenant_consolidation_task(*, tenant_id: str, now: str | None = None) -> dict[str, int]:
-    from django.utils.dateparse import parse_datetime
-
+def tenant_consolidation_task(*, tenant_id: str, now: str | None = None) -> int:
+    """Queue one task per scope of the tenant (each contact with memories, the brain) and its purge: many
+    short tasks, each its own run, rather than one walking every contact under the time limit."""
     tenant = Tenant.objects.filter(pk=tenant_id).first()
     if tenant is None:
-        return {}
-    at = parse_datetime(now) if now else None
-    return periodic.tenant_consolidate(tenant=tenant, now=at, after_scope=_contact_jobs())
+        return 0
+    scopes = periodic.tenant_scopes(tenant=tenant)
+    for contact in scopes:
+        scope_consolidation_task.delay(
+            tenant_id=tenant_id, contact_id=str(contact.pk) if contact is not None else None, now=now
+        )
+    tenant_purge_task.delay(tenant_id=tenant_id, now=now)
+    return len(scopes)
+
+
+@shared_task(name="apps.memories.tasks.scope_consolidation_task", acks_late=True)
+def scope_consolidation_task(*, tenant_id: str, contact_id: str | None, now: str | None = None) -> dict[str, int]:
+    from apps.contacts.models import Contact
+
+    tenant = Tenant.objects.filter(pk=tenant_id).first()
+    contact = Contact.objects.filter(tenant_id=tenant_id, pk=contact_id).first() if contact_id else None
+    if tenant is None or (contact_id and contact is None):
+        return {}  # deleted meanwhile
+    return periodic.scope_consolidate(tenant=tenant, contact=contact, now=_parsed(now), after_scope=_contact_jobs())
+
+
+@shared_task(name="apps.memories.tasks.tenant_purge_task", acks_late=True)
+def tenant_purge_task(*, tenant_id: str, now: str | None = None) -> int:
+    tenant = Tenant.objects.filter(pk=tenant_id).first()
+    return periodic.tenant_purge(tenant=tenant, now=_parsed(now)) if tenant is not None else 0
+
+
+def _parsed(now: str | None) -> Any:
+    from django.utils.dateparse import parse_datetime
+
+    return parse_datetime(now) if now else None
 
 
 def _contact_jobs():  # type: ignore[no-untyped-def]

@@ -34,12 +34,31 @@ def test_ingest_queues_debounced_consolidation_that_the_worker_runs(api, setting
     assert ConsolidationRun.objects.filter(kind="deferred").count() == 1
 
 
-def test_periodic_consolidation_fans_out_per_tenant(celery_worker_process):
-    tenants = [TenantFactory(), TenantFactory()]
+def test_periodic_consolidation_fans_out_per_tenant_scope_and_purge(api, tenant, celery_worker_process):
+    """Beat's task queues one task per tenant, which queues one per scope (each contact with memories, the
+    brain) and one purge: every scope its own run."""
+    other = TenantFactory()
+    for contact_id in ("ann", "bob"):
+        body = {
+            "contact_id": contact_id,
+            "conversation_id": f"c-{contact_id}",
+            "message": "I live in Pune",
+            "role": "user",
+        }
+        assert api.post("/api/v1/ingest", body, format="json").status_code == 202
     periodic_consolidation_task.delay()
-    done = wait_until(lambda: ConsolidationRun.objects.filter(kind="periodic", status="done").count() >= 2)
+    done = wait_until(
+        lambda: (
+            ConsolidationRun.objects.filter(tenant=tenant, status="done").count() >= 4
+            and ConsolidationRun.objects.filter(tenant=other, status="done").count() >= 2
+        ),
+        timeout=60,
+    )
     assert done
-    assert {run.tenant_id for run in ConsolidationRun.objects.filter(kind="periodic")} >= {t.pk for t in tenants}
+    runs = ConsolidationRun.objects.filter(tenant=tenant)
+    scopes = sorted((run.contact.external_id if run.contact else "brain") for run in runs.filter(kind="periodic"))
+    assert scopes == ["ann", "bob", "brain"]
+    assert runs.filter(kind="purge", status="done").count() == 1
 
 
 def test_killing_a_worker_mid_run_loses_nothing(api, tenant, fake_openai, test_database_url):

@@ -1,11 +1,23 @@
-"""The 6-hourly periodic consolidation, per tenant: every contact with memories, then the tenant brain."""
+"""The 6-hourly periodic consolidation: decay, patterns, session summaries and pruning per scope (each
+contact with memories, then the tenant brain), then the purge of what is past retention.
+
+Production fans it out on Celery — a task per tenant that queues a task per scope and one purge
+(apps/memories/tasks.py) — so a large tenant is many short tasks, not one that hits the time limit at the
+same contact every six hours. `tenant_consolidate` runs the same steps in process (`run_consolidation`,
+the simulated year). Each scope runs behind a PostgreSQL advisory lock: a second run of the same scope at
+the same time (a second beat, an operator's action during the schedule) skips it rather than writing its
+patterns and session summaries twice.
+"""
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
 
+from django.db import connection
 from django.utils import timezone
 
 from apps.contacts.models import Contact
@@ -14,6 +26,65 @@ from apps.memories.services.consolidation import run_logged
 from apps.memories.services.lifecycle import memories_purge, periodic_scope_consolidate
 from apps.tenants.models import Tenant
 
+AfterScope = Callable[[Tenant, Contact | None, datetime], dict[str, int]]
+
+
+def tenant_scopes(*, tenant: Tenant) -> list[Contact | None]:
+    """Every contact of the tenant that has memories (oldest first), then the brain (None)."""
+    contact_ids = (
+        Memory.objects.filter(tenant=tenant, contact__isnull=False, deleted_at__isnull=True)
+        .values_list("contact_id", flat=True)
+        .distinct()
+    )
+    return [*Contact.objects.filter(pk__in=contact_ids).order_by("created_at"), None]
+
+
+def _lock_key(tenant: Tenant, contact: Contact | None) -> int:
+    scope = f"periodic:{tenant.pk}:{contact.pk if contact is not None else 'brain'}"
+    return int.from_bytes(hashlib.blake2b(scope.encode(), digest_size=8).digest(), "big", signed=True)
+
+
+@contextmanager
+def scope_lock(*, tenant: Tenant, contact: Contact | None) -> Iterator[bool]:
+    """A session-level advisory lock on the scope for the block; yields whether it was acquired (never
+    waits: a scope another run holds is that run's)."""
+    key = _lock_key(tenant, contact)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s)", [key])
+        row = cursor.fetchone()
+    acquired = bool(row and row[0])
+    try:
+        yield acquired
+    finally:
+        if acquired:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(%s)", [key])
+
+
+def scope_consolidate(
+    *, tenant: Tenant, contact: Contact | None, now: datetime | None = None, after_scope: AfterScope | None = None
+) -> dict[str, int]:
+    """The periodic jobs of one scope, logged as one ConsolidationRun; `after_scope` adds per-contact jobs
+    (contact intelligence). `{"skipped_running": 1}` when another run holds the scope."""
+    now = now or timezone.now()
+    with scope_lock(tenant=tenant, contact=contact) as acquired:
+        if not acquired:
+            return {"skipped_running": 1}
+        with run_logged(kind=ConsolidationRun.KIND_PERIODIC, tenant=tenant, contact=contact, now=now) as stats:
+            totals: Counter[str] = Counter(periodic_scope_consolidate(tenant=tenant, contact=contact, now=now))
+            if after_scope is not None and contact is not None:
+                totals.update(after_scope(tenant, contact, now))
+            stats.update(totals)
+    return dict(totals)
+
+
+def tenant_purge(*, tenant: Tenant, now: datetime | None = None) -> int:
+    """Hard-delete what was deleted or pruned longer ago than the retention setting; logged as a run."""
+    now = now or timezone.now()
+    with run_logged(kind=ConsolidationRun.KIND_PURGE, tenant=tenant, now=now) as stats:
+        stats["purged"] = memories_purge(tenant=tenant, now=now)
+    return int(stats["purged"])
+
 
 def tenant_consolidate(
     *,
@@ -21,30 +92,17 @@ def tenant_consolidate(
     now: datetime | None = None,
     contact: Contact | None = None,
     progress: Callable[[int, int], None] | None = None,
-    after_scope: Callable[[Tenant, Contact | None, datetime], dict[str, int]] | None = None,
+    after_scope: AfterScope | None = None,
 ) -> dict[str, int]:
-    """Run decay, compression, session compression and pruning for each scope of the tenant (or one contact),
-    then purge what is past retention. `after_scope` runs extra per-contact jobs (contact intelligence)."""
+    """In process: each scope of the tenant (or only `contact`), then — for the whole tenant — the purge."""
     now = now or timezone.now()
+    scopes: list[Contact | None] = [contact] if contact is not None else tenant_scopes(tenant=tenant)
     totals: Counter[str] = Counter()
-    with run_logged(kind=ConsolidationRun.KIND_PERIODIC, tenant=tenant, contact=contact, now=now) as stats:
-        if contact is not None:
-            scopes: list[Contact | None] = [contact]
-        else:
-            contact_ids = (
-                Memory.objects.filter(tenant=tenant, contact__isnull=False, deleted_at__isnull=True)
-                .values_list("contact_id", flat=True)
-                .distinct()
-            )
-            scopes = [*Contact.objects.filter(pk__in=contact_ids).order_by("created_at"), None]
-        for index, scope in enumerate(scopes, start=1):
-            totals.update(periodic_scope_consolidate(tenant=tenant, contact=scope, now=now))
-            if after_scope is not None and scope is not None:
-                totals.update(after_scope(tenant, scope, now))
-            if progress is not None:
-                progress(index, len(scopes))
-        if contact is None:
-            totals["purged"] = memories_purge(tenant=tenant, now=now)
-        totals["scopes"] = len(scopes)
-        stats.update(totals)
+    for index, scope in enumerate(scopes, start=1):
+        totals.update(scope_consolidate(tenant=tenant, contact=scope, now=now, after_scope=after_scope))
+        if progress is not None:
+            progress(index, len(scopes))
+    if contact is None:
+        totals["purged"] = tenant_purge(tenant=tenant, now=now)
+    totals["scopes"] = len(scopes)
     return dict(totals)
