@@ -385,8 +385,11 @@ def test_periodic_job_runs_every_scope_and_logs(tenant, contact):
     assert stats["decayed"] >= 1
     brain = Memory.objects.get(tenant=tenant, contact__isnull=True)
     assert brain.importance == 0.2  # 0.7 − 0.01 × 53 days would be 0.17: stated facts stop at the 0.2 floor
-    run = ConsolidationRun.objects.get(kind="periodic")
-    assert run.status == "done" and run.stats["pruned"] == 1
+    # one run per scope (the contact, the brain) and one purge
+    runs = {run.contact_id: run for run in ConsolidationRun.objects.filter(kind="periodic")}
+    assert set(runs) == {contact.pk, None} and all(run.status == "done" for run in runs.values())
+    assert runs[contact.pk].stats["pruned"] == 1
+    assert ConsolidationRun.objects.filter(kind="purge", status="done").count() == 1
 
 
 def test_entity_typed_later_upgrades_the_bare_name(tenant):
