@@ -452,3 +452,19 @@ def test_a_scope_another_run_holds_is_skipped_not_consolidated_twice(tenant):
         other.join()
     assert "skipped_running" not in scope_consolidate(tenant=tenant, contact=contact, now=T0)
     assert ConsolidationRun.objects.filter(tenant=tenant, contact=contact, kind="periodic", status="done").count() == 1
+
+
+def test_accesses_applied_twice_count_once(tenant, contact):
+    """A flush that died after writing some batches leaves its list to the next flush, which applies it
+    again: the uses it already counted are not counted twice (an access is a use only an hour after the
+    memory's previous access, and the first flush moved that to the latest of them)."""
+    from apps.memories.services import access
+
+    memory = make(tenant, contact, "Plays the violin", "fact", importance=0.7, rate=0.003)
+    times = {str(memory.pk): [(T0 + timedelta(hours=hours)).timestamp() for hours in (1, 3, 5)]}
+    access._apply(times)
+    memory.refresh_from_db()
+    assert (memory.access_count, memory.accessed_at) == (3, T0 + timedelta(hours=5))
+    access._apply(times)  # the same list once more, as after a crash mid-flush
+    memory.refresh_from_db()
+    assert (memory.access_count, memory.accessed_at) == (3, T0 + timedelta(hours=5))

@@ -8,7 +8,9 @@ the decay clock: `base_importance` takes the current importance and `accessed_at
 `access_count` counts *uses*, not retrievals: accesses less than USE_GAP after the memory's previous access
 belong to the same use. A burst of searches (an agent loop, a benchmark asking 200 questions in a minute)
 returns the same memories again and again; counted one by one, that burst made them "frequently used" for
-months and lifted them over what later questions asked for (docs/retrieval.md §4).
+months and lifted them over what later questions asked for (docs/retrieval.md §4). It also makes a flush
+safe to repeat: a flush that died after writing some batches leaves its list to the next one, whose
+accesses are then no later than what the memories already record, and count nothing twice.
 """
 
 from __future__ import annotations
