@@ -7,6 +7,7 @@ from typing import Any
 from celery import shared_task
 from django.utils import timezone
 
+from apps.core.task_base import DeliveryCappedTask
 from apps.memories.services import consolidation, periodic, processor, sessions
 from apps.memories.services.access import access_flush
 from apps.memories.services.scheduling import consolidation_release
@@ -14,20 +15,20 @@ from apps.memories.services.writing import memories_context_embed
 from apps.tenants.models import Tenant
 
 
-@shared_task(name="apps.memories.tasks.consolidate_conversation_task", acks_late=True)
+@shared_task(name="apps.memories.tasks.consolidate_conversation_task", acks_late=True, base=DeliveryCappedTask)
 def consolidate_conversation_task(*, conversation_id: str) -> dict[str, int]:
     consolidation_release(conversation_id=conversation_id)
     return consolidation.conversation_consolidate(conversation_id=conversation_id)
 
 
-@shared_task(name="apps.memories.tasks.context_embed_task", acks_late=True, ignore_result=True)
+@shared_task(name="apps.memories.tasks.context_embed_task", acks_late=True, base=DeliveryCappedTask, ignore_result=True)
 def context_embed_task(*, memory_ids: list[str]) -> int:
     """Context embeddings for memories that have none. Ingest computes them inline now (a memory is fully
     searchable on the next request); this drains what a version before that queued, and serves backfills."""
     return memories_context_embed(memory_ids=memory_ids)
 
 
-@shared_task(name="apps.memories.tasks.extract_pending_events_task", acks_late=True)
+@shared_task(name="apps.memories.tasks.extract_pending_events_task", acks_late=True, base=DeliveryCappedTask)
 def extract_pending_events_task() -> int:
     return consolidation.pending_events_extract()
 
@@ -37,12 +38,12 @@ def access_flush_task() -> int:
     return access_flush()
 
 
-@shared_task(name="apps.memories.tasks.process_context_events_task", acks_late=True)
+@shared_task(name="apps.memories.tasks.process_context_events_task", acks_late=True, base=DeliveryCappedTask)
 def process_context_events_task() -> dict[str, int]:
     return processor.events_process()
 
 
-@shared_task(name="apps.memories.tasks.flush_idle_conversations_task", acks_late=True)
+@shared_task(name="apps.memories.tasks.flush_idle_conversations_task", acks_late=True, base=DeliveryCappedTask)
 def flush_idle_conversations_task() -> int:
     return sessions.idle_conversations_flush()
 
@@ -64,7 +65,7 @@ def periodic_consolidation_task() -> int:
     return len(tenant_ids)
 
 
-@shared_task(name="apps.memories.tasks.tenant_consolidation_task", acks_late=True)
+@shared_task(name="apps.memories.tasks.tenant_consolidation_task", acks_late=True, base=DeliveryCappedTask)
 def tenant_consolidation_task(*, tenant_id: str, now: str | None = None) -> int:
     """Queue one task per scope of the tenant (each contact with memories, the brain) and its purge: many
     short tasks, each its own run, rather than one walking every contact under the time limit."""
@@ -80,7 +81,7 @@ def tenant_consolidation_task(*, tenant_id: str, now: str | None = None) -> int:
     return len(scopes)
 
 
-@shared_task(name="apps.memories.tasks.scope_consolidation_task", acks_late=True)
+@shared_task(name="apps.memories.tasks.scope_consolidation_task", acks_late=True, base=DeliveryCappedTask)
 def scope_consolidation_task(*, tenant_id: str, contact_id: str | None, now: str | None = None) -> dict[str, int]:
     from apps.contacts.models import Contact
 
@@ -91,7 +92,7 @@ def scope_consolidation_task(*, tenant_id: str, contact_id: str | None, now: str
     return periodic.scope_consolidate(tenant=tenant, contact=contact, now=_parsed(now), after_scope=_contact_jobs())
 
 
-@shared_task(name="apps.memories.tasks.tenant_purge_task", acks_late=True)
+@shared_task(name="apps.memories.tasks.tenant_purge_task", acks_late=True, base=DeliveryCappedTask)
 def tenant_purge_task(*, tenant_id: str, now: str | None = None) -> int:
     tenant = Tenant.objects.filter(pk=tenant_id).first()
     return periodic.tenant_purge(tenant=tenant, now=_parsed(now)) if tenant is not None else 0

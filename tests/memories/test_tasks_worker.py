@@ -7,6 +7,8 @@ import signal
 
 import pytest
 
+from apps.conversations.models import Conversation
+from apps.core.redis import get_redis
 from apps.memories.models import ConsolidationRun, ContextEvent, ProfileAudit
 from apps.memories.tasks import periodic_consolidation_task, process_context_events_task
 from tests.conftest import start_celery_worker, stop_celery_worker, wait_until
@@ -141,3 +143,22 @@ def test_a_context_embedding_left_to_the_worker_is_computed_by_it(api, tenant, c
     )
     assert float(mixed / np.linalg.norm(mixed) @ episode.context_embedding) == pytest.approx(1.0, abs=1e-5)
     assert float(inline @ episode.context_embedding) == pytest.approx(1.0, abs=1e-5)  # what ingest stored
+
+
+def test_a_task_delivered_again_and_again_is_dropped_after_the_cap(api, tenant):
+    """A message whose task killed its worker comes back (acks_late); the fourth delivery of the same task
+    id is dropped instead of killing workers forever."""
+    from apps.core.task_base import MAX_DELIVERIES, deliveries_key
+    from apps.memories.models import ConsolidationRun
+    from apps.memories.tasks import consolidate_conversation_task
+
+    body = {"contact_id": "c", "conversation_id": "v", "message": "I live in Pune", "role": "user"}
+    assert api.post("/api/v1/ingest", body, format="json").status_code == 202
+    conversation = Conversation.objects.get(tenant=tenant, external_id="v")
+    for delivery in range(1, MAX_DELIVERIES + 2):
+        result = consolidate_conversation_task.apply(
+            kwargs={"conversation_id": str(conversation.pk)}, task_id="same-message"
+        ).get()
+        assert (result is None) is (delivery > MAX_DELIVERIES)
+    assert ConsolidationRun.objects.filter(tenant=tenant, kind="deferred").count() == MAX_DELIVERIES
+    assert int(get_redis().get(deliveries_key("same-message"))) == MAX_DELIVERIES + 1
