@@ -6,7 +6,6 @@ from datetime import datetime
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import F
 from django.utils import timezone
 
 from apps.contacts.models import Contact
@@ -24,19 +23,7 @@ class AppendedMessage:
 def conversation_get_or_create(
     *, tenant: Tenant, external_id: str, contact: Contact | None, channel: str = "", at: datetime
 ) -> Conversation:
-    conversation, created = Conversation.objects.get_or_create(
-        tenant=tenant,
-        external_id=external_id,
-        defaults={"contact": contact, "channel": channel, "started_at": at, "last_message_at": at},
-    )
-    if not created and contact is not None and conversation.contact_id not in (None, contact.pk):
-        raise ApplicationError(
-            f"Conversation '{external_id}' belongs to another contact.",
-            code="conflict",
-            status_code=409,
-            details={"conversation_id": ["This conversation belongs to another contact."]},
-        )
-    return conversation
+    return conversations_get_or_create_many(tenant=tenant, wanted=[(external_id, contact, channel, at)])[external_id]
 
 
 def conversations_get_or_create_many(
@@ -146,15 +133,5 @@ def message_append(
     except IntegrityError:
         # a concurrent request with the same message_id won the race: return its row
         return AppendedMessage(message=Message.objects.get(tenant=tenant, external_id=external_id), created=False)
-    Conversation.objects.filter(pk=conversation.pk).update(
-        message_count=F("message_count") + 1,
-        last_message_at=at if at > conversation.last_message_at else conversation.last_message_at,
-        status=Conversation.STATUS_OPEN,
-        closed_at=None,
-    )
-    if at > conversation.last_message_at:
-        conversation.last_message_at = at
-    if contact is not None and (contact.last_seen_at is None or at > contact.last_seen_at):
-        Contact.objects.filter(pk=contact.pk).update(last_seen_at=at)
-        contact.last_seen_at = at
+    messages_appended(messages=[message])
     return AppendedMessage(message=message, created=True)

@@ -67,16 +67,21 @@ def contact_get_or_create(
         defaults={"display_name": display_name, "channel": channel, "metadata": metadata or {}},
     )
     if not created:
-        changed: list[str] = []
-        if display_name and not contact.display_name:
-            contact.display_name = display_name
-            changed.append("display_name")
-        if channel and not contact.channel:
-            contact.channel = channel
-            changed.append("channel")
-        if changed:
-            contact.save(update_fields=[*changed, "updated_at"])
+        _fill_missing(contact, display_name=display_name, channel=channel)
     return contact
+
+
+def _fill_missing(contact: Contact, *, display_name: str, channel: str) -> None:
+    """Later messages fill in a display name or channel the contact was created without."""
+    changed: list[str] = []
+    if display_name and not contact.display_name:
+        contact.display_name = display_name
+        changed.append("display_name")
+    if channel and not contact.channel:
+        contact.channel = channel
+        changed.append("channel")
+    if changed:
+        contact.save(update_fields=[*changed, "updated_at"])
 
 
 def contacts_get_or_create_many(*, tenant: Tenant, wanted: Sequence[tuple[str, str, str]]) -> dict[str, Contact]:
@@ -99,16 +104,7 @@ def contacts_get_or_create_many(*, tenant: Tenant, wanted: Sequence[tuple[str, s
             {contact.external_id: contact for contact in Contact.objects.filter(tenant=tenant, external_id__in=missing)}
         )
     for given, display_name, channel in wanted:
-        contact = found[ids[given]]
-        changed = []
-        if display_name and not contact.display_name:
-            contact.display_name = display_name
-            changed.append("display_name")
-        if channel and not contact.channel:
-            contact.channel = channel
-            changed.append("channel")
-        if changed:
-            contact.save(update_fields=[*changed, "updated_at"])
+        _fill_missing(found[ids[given]], display_name=display_name, channel=channel)
     return {given: found[external_id] for given, external_id in ids.items()}
 
 
