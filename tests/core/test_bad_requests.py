@@ -38,8 +38,9 @@ def test_nul_in_an_id_of_the_url_is_404(api, path):
     assert response.json()["error"]["code"] == "not_found"
 
 
-def test_an_embedder_that_is_down_is_503_with_a_public_message(api, settings):
-    """A remote embedding service on a closed port: search and context answer 503, the host stays private."""
+@pytest.fixture
+def embedder_down(settings):
+    """A remote embedding service on a closed port, for the test; the process embedder rebuilt after it."""
     from apps.memories.embeddings import reset_embedder
 
     settings.ENGRAM = {
@@ -50,10 +51,14 @@ def test_an_embedder_that_is_down_is_503_with_a_public_message(api, settings):
         "EMBEDDING_TIMEOUT_SECONDS": 1.0,
     }
     reset_embedder()
-    try:
-        search = api.post("/api/v1/memories/search", {"query": "a question never asked before 7c1f"}, format="json")
-    finally:
-        reset_embedder()
+    yield
+    reset_embedder()
+
+
+def test_an_embedder_that_is_down_is_503_with_a_public_message(api, embedder_down):
+    """A remote embedding service on a closed port: search and context answer 503, the host stays private."""
+
+    search = api.post("/api/v1/memories/search", {"query": "a question never asked before 7c1f"}, format="json")
     assert search.status_code == 503, search.content
     assert search.json()["error"] == {
         "code": "embedder_unavailable",
@@ -63,25 +68,13 @@ def test_an_embedder_that_is_down_is_503_with_a_public_message(api, settings):
     assert "127.0.0.1" not in search.content.decode()
 
 
-def test_ingest_with_the_embedder_down_keeps_the_message_and_answers_202(api, tenant, settings):
+def test_ingest_with_the_embedder_down_keeps_the_message_and_answers_202(api, tenant, embedder_down):
     """The message is committed before extraction: with the embedder down it is accepted (no memories yet),
     its event pending with the reason, and the retry task extracts it once the embedder is back."""
-    from apps.memories.embeddings import reset_embedder
     from apps.memories.models import ContextEvent, Memory
 
-    settings.ENGRAM = {
-        **settings.ENGRAM,
-        "EMBEDDER": "openai",
-        "EMBEDDING_BASE_URL": "http://127.0.0.1:1/v1",
-        "EMBEDDING_API_KEY": "k",
-        "EMBEDDING_TIMEOUT_SECONDS": 1.0,
-    }
-    reset_embedder()
     body = {"contact_id": "c", "conversation_id": "v", "role": "user", "message": "I work at Infosys, zq81"}
-    try:
-        response = api.post("/api/v1/ingest", body, format="json")
-    finally:
-        reset_embedder()
+    response = api.post("/api/v1/ingest", body, format="json")
     assert response.status_code == 202, response.content
     assert response.json()["memories"] == []
     event = ContextEvent.objects.get(tenant=tenant)
