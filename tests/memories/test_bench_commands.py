@@ -174,6 +174,28 @@ def test_bench_latency_grows_a_tenant_and_measures_both_endpoints():
 
 
 @pytest.mark.django_db(transaction=True)
+def test_bench_latency_via_http_asks_a_live_server(live_server):
+    """--via-http: the same measurement through a real socket (the command checks every answer is a 200)."""
+    out = io.StringIO()
+    call_command(
+        "bench_latency",
+        "--sizes",
+        "40",
+        "--requests",
+        "3",
+        "--pool",
+        "20",
+        "--via-http",
+        "--url",
+        live_server.url,
+        stdout=out,
+    )
+    assert f"asking {live_server.url} over HTTP" in out.getvalue()
+    assert "     40 memories | GET /context" in out.getvalue()
+    assert not Tenant.objects.filter(slug__startswith="bench-latency").exists()
+
+
+@pytest.mark.django_db(transaction=True)
 def test_bench_latency_rows_look_ingested_and_every_measured_query_is_embedded(monkeypatch):
     """The synthetic rows carry what ingest gives real ones (episode context words, entity links), and no
     measured request reads its query vector from the embedding cache."""

@@ -24,6 +24,7 @@ from __future__ import annotations
 import statistics
 import time
 from argparse import ArgumentParser
+from contextlib import ExitStack
 from datetime import timedelta
 from typing import Any
 
@@ -40,10 +41,12 @@ from apps.core.redis import get_redis
 from apps.entities.models import Entity
 from apps.memories.benchmarks import as_in_production, hnsw_bloat_note
 from apps.memories.benchmarks.corpus import NAMES, PLACES, memory_texts, queries
+from apps.memories.benchmarks.stack import EngramClient, running_stack
 from apps.memories.embeddings import CachedEmbedder, content_hash, get_embedder
 from apps.memories.models import Memory, MemoryEntity
 from apps.memories.services.lexicon import scope_lexicon_refresh
 from apps.tenants.services import api_key_create, tenant_create
+from config.embedded import VAR_DIR
 
 POOL = 4000
 INSERT_BATCH = 2000
@@ -57,6 +60,12 @@ class Command(BaseCommand):
         parser.add_argument("--requests", type=int, default=500, help="requests per figure (p95 of 500: 25 above it)")
         parser.add_argument("--keep", action="store_true")
         parser.add_argument("--pool", type=int, default=POOL, help="distinct synthetic memories to embed and vary")
+        parser.add_argument(
+            "--via-http",
+            action="store_true",
+            help="ask through HTTP against the stack `make run` starts (started here unless --url), not in-process",
+        )
+        parser.add_argument("--url", default="", help="with --via-http: the running stack to ask")
 
     def handle(self, *args: Any, **options: Any) -> None:
         sizes = sorted(int(size) for size in options["sizes"].split(","))
@@ -66,8 +75,10 @@ class Command(BaseCommand):
         self.stdout.write(f"machine reference (one query embedded back to back, uncached): p50 {reference:.2f} ms")
         run = timezone.now().strftime("%Y%m%d%H%M%S")
         tenant = tenant_create(name=f"bench latency {run}", slug=f"bench-latency-{run}")
+        key = api_key_create(tenant=tenant, name="bench").plaintext
         client = APIClient()
-        client.credentials(HTTP_AUTHORIZATION=f"Bearer {api_key_create(tenant=tenant, name='bench').plaintext}")
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+        get_context, search_brain = self._calls(client, key, options)
         heavy = Contact.objects.create(tenant=tenant, external_id="heavy", display_name="Heavy User")
         ContactState.objects.create(contact=heavy, tenant=tenant, relationship_stage="deep")
         embedder = get_embedder()
@@ -101,14 +112,8 @@ class Command(BaseCommand):
                 for contact_id in (heavy.pk, None):
                     scope_lexicon_refresh(tenant_id=tenant.pk, contact_id=contact_id)
                 with as_in_production():
-                    context = self._measure(
-                        client, options["requests"], lambda q: client.get("/api/v1/context/heavy", {"query": q})
-                    )
-                    search = self._measure(
-                        client,
-                        options["requests"],
-                        lambda q: client.post("/api/v1/memories/search", {"query": q, "top_k": 10}, format="json"),
-                    )
+                    context = self._measure(client, options["requests"], get_context)
+                    search = self._measure(client, options["requests"], search_brain)
                 line = (
                     f"{size:>7} memories | GET /context (heavy contact, {size // 5} memories): p50 {context[0]:.1f} ms "
                     f"p95 {context[1]:.1f} ms | POST /memories/search (brain, {size // 5}): p50 {search[0]:.1f} ms "
@@ -117,6 +122,7 @@ class Command(BaseCommand):
                 lines.append(line)
                 self.stdout.write(line)
         finally:
+            self._stack.close()
             if not options["keep"]:
                 tenant.delete()
         footer = (
@@ -124,6 +130,26 @@ class Command(BaseCommand):
             f"{self._machine_reference():.2f} ms after"
         )
         self.stdout.write("\n".join(["", "summary:", *lines, footer]))
+
+    def _calls(self, client: APIClient, key: str, options: dict[str, Any]) -> tuple[Any, Any]:
+        """GET /context of the heavy contact and a brain search: in process (DRF's test client), or with
+        --via-http as a client gets them (a real socket, gunicorn, the stack's own processes)."""
+        self._stack = ExitStack()
+        if not options["via_http"]:
+            return (
+                lambda q: client.get("/api/v1/context/heavy", {"query": q}),
+                lambda q: client.post("/api/v1/memories/search", {"query": q, "top_k": 10}, format="json"),
+            )
+        base_url = options["url"] or self._stack.enter_context(
+            running_stack(log_path=VAR_DIR / "bench" / "latency.log")
+        )
+        self.stdout.write(f"asking {base_url} over HTTP")
+        http = EngramClient(base_url, key)
+        self._stack.callback(http.close)
+        return (
+            lambda q: http.http.get(f"{http.base_url}/context/heavy", params={"query": q}, timeout=60),
+            lambda q: http.http.post(f"{http.base_url}/memories/search", json={"query": q, "top_k": 10}, timeout=60),
+        )
 
     def _machine_reference(self, runs: int = 200) -> float:
         """How fast this machine is today: one fixed query embedded back to back, uncached (pure CPU work, no
