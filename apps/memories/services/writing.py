@@ -283,22 +283,6 @@ REINFORCED_FIELDS = [
 ]
 
 
-def memory_reinforce(
-    *,
-    memory: Memory,
-    actor: str,
-    at: datetime,
-    source_message_ids: Sequence[str] = (),
-    source_event_ids: Sequence[Any] = (),
-    note: str = "",
-) -> Memory:
-    before = memory_snapshot(memory)
-    _reinforce(memory, at=at, source_message_ids=source_message_ids, source_event_ids=source_event_ids)
-    memory.save(update_fields=REINFORCED_FIELDS)
-    revision_record(memory=memory, action=MemoryRevision.Action.REINFORCED, actor=actor, before=before, note=note)
-    return memory
-
-
 def memory_supersede(*, old: Memory, new: Memory, actor: str, at: datetime, note: str = "") -> Memory:
     """Mark `old` as no longer current: kept for history, excluded from context by default."""
     before = memory_snapshot(old)
