@@ -6,12 +6,15 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.db import connection
 from rest_framework.test import APIClient
 
 from apps.core.redis import get_redis
@@ -143,6 +146,38 @@ def celery_worker_process(test_database_url) -> Iterator[subprocess.Popen[bytes]
     process = start_celery_worker(database_url=test_database_url)
     yield process
     stop_celery_worker(process)
+
+
+@contextmanager
+def held_elsewhere(lock: Callable[[], AbstractContextManager[object]]) -> Iterator[None]:
+    """Run the block while another thread, on its own database connection, is inside `lock()` (a row lock,
+    an advisory lock: what a concurrent request or worker would hold). A failure in that thread fails the
+    test."""
+    holding, release = threading.Event(), threading.Event()
+    failures: list[BaseException] = []
+
+    def hold() -> None:
+        try:
+            with lock():
+                holding.set()
+                release.wait(10)
+        except BaseException as exc:  # reported by the test thread below
+            failures.append(exc)
+        finally:
+            connection.close()
+
+    other = threading.Thread(target=hold)
+    other.start()
+    try:
+        assert holding.wait(10) or failures, "the other thread never took the lock"
+        if failures:
+            raise failures[0]
+        yield
+    finally:
+        release.set()
+        other.join()
+    if failures:
+        raise failures[0]
 
 
 def wait_until(predicate, *, timeout: float = 20.0, interval: float = 0.1):

@@ -3,16 +3,17 @@ a batch with a late conflict (the review findings of issue "Correct under retrie
 
 from __future__ import annotations
 
-import threading
+from contextlib import contextmanager
 
 import pytest
-from django.db import connection, transaction
+from django.db import transaction
 
 from apps.contacts.models import CrisisReview, InteractionLog
 from apps.conversations.models import Message
 from apps.memories.models import ContextEvent, Memory
 from apps.memories.services import ingest as ingest_service
 from apps.memories.services.ingest import event_extract
+from tests.conftest import held_elsewhere
 
 CRISIS = "I want to die, I can't go on"
 
@@ -88,24 +89,14 @@ def test_an_event_being_extracted_elsewhere_is_skipped_not_extracted_twice(api, 
     event = ContextEvent.objects.select_related("tenant", "contact", "message").get(tenant=tenant)
     assert event.extracted_at is None
 
-    holding, release = threading.Event(), threading.Event()
-
-    def hold_the_claim():
+    @contextmanager
+    def a_concurrent_extraction():
         with transaction.atomic():
-            ContextEvent.objects.select_for_update().get(pk=event.pk)  # as a concurrent extraction does
-            holding.set()
-            release.wait(10)
-        connection.close()
+            yield ContextEvent.objects.select_for_update().get(pk=event.pk)
 
-    other = threading.Thread(target=hold_the_claim)
-    other.start()
-    assert holding.wait(10)
-    try:
+    with held_elsewhere(a_concurrent_extraction):
         assert event_extract(event=event, actor="sweep") == []  # skipped, without waiting for the lock
         assert not Memory.objects.filter(tenant=tenant).exists()
-    finally:
-        release.set()
-        other.join()
     first = event_extract(
         event=ContextEvent.objects.select_related("tenant", "contact", "message").get(pk=event.pk), actor="sweep"
     )

@@ -423,33 +423,24 @@ def test_session_summaries_decay_like_the_episodes_they_replace(tenant):
 @pytest.mark.django_db(transaction=True)
 def test_a_scope_another_run_holds_is_skipped_not_consolidated_twice(tenant):
     """Two periodic runs of one scope at once (a second beat, an operator's action): the second skips it."""
-    import threading
-
-    from django.db import connection
+    from contextlib import contextmanager
 
     from apps.memories.services.periodic import scope_consolidate, scope_lock
+    from tests.conftest import held_elsewhere
 
     contact = ContactFactory(tenant=tenant, external_id="held")
-    holding, release = threading.Event(), threading.Event()
 
-    def hold():
+    @contextmanager
+    def another_run():
         with scope_lock(tenant=tenant, contact=contact) as acquired:
             assert acquired
-            holding.set()
-            release.wait(10)
-        connection.close()
+            yield
 
-    other = threading.Thread(target=hold)
-    other.start()
-    assert holding.wait(10)
-    try:
+    with held_elsewhere(another_run):
         assert scope_consolidate(tenant=tenant, contact=contact, now=T0) == {"skipped_running": 1}
         assert not ConsolidationRun.objects.filter(tenant=tenant).exists()
         # another scope of the tenant is not held
         assert "skipped_running" not in scope_consolidate(tenant=tenant, contact=None, now=T0)
-    finally:
-        release.set()
-        other.join()
     assert "skipped_running" not in scope_consolidate(tenant=tenant, contact=contact, now=T0)
     assert ConsolidationRun.objects.filter(tenant=tenant, contact=contact, kind="periodic", status="done").count() == 1
 

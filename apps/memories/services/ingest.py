@@ -552,13 +552,16 @@ def ingest_messages(
     planned: dict[Any, list[Candidate]] = {}
     extractable: list[ContextEvent] = []
     for row in persisted:
-        if row.event.extracted_at is not None or row.event in extractable:
+        # extracted already, or met earlier in this batch (a message_id sent twice in it)
+        if row.event.extracted_at is not None or row.event.pk in planned:
             continue
         try:
             planned[row.event.pk] = _candidates_for_event(row.event)
-            extractable.append(row.event)
         except Exception as exc:  # a rule bug must not lose the batch: the event is retried later
+            planned[row.event.pk] = []
             _record_failure(row.event, exc)
+            continue
+        extractable.append(row.event)
     memories: dict[Any, list[dict[str, Any]]] = {}
     try:
         memories = events_extract(events=extractable, actor=actor, now=now, planned=planned)
