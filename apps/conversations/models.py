@@ -23,6 +23,11 @@ class Conversation(UUIDModel):
     last_message_at = models.DateTimeField()
     closed_at = models.DateTimeField(null=True, blank=True)
     flushed_at = models.DateTimeField(null=True, blank=True)
+    consolidated_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When its deferred consolidation last started; earlier than last_message_at: work is due.",
+    )
     message_count = models.PositiveIntegerField(default=0)
 
     class Meta:
@@ -33,6 +38,7 @@ class Conversation(UUIDModel):
         indexes = [
             models.Index(fields=["tenant", "contact", "last_message_at"]),
             models.Index(fields=["status", "last_message_at"]),
+            models.Index(fields=["last_message_at"], name="conversation_last_message_at"),
         ]
 
     def __str__(self) -> str:

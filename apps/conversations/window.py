@@ -17,7 +17,7 @@ from typing import Any
 from django.conf import settings
 
 from apps.conversations.models import Conversation, Message
-from apps.core.redis import RedisError, get_redis
+from apps.core.redis import RedisError, get_redis, scope_key
 
 logger = logging.getLogger(__name__)
 
@@ -41,8 +41,11 @@ class Turn:
         )
 
 
-def _keys(conversation: Conversation) -> tuple[str, str]:
-    base = f"engram:window:{conversation.tenant_id}:{conversation.id}"
+def window_keys(conversation: Conversation) -> tuple[str, str]:
+    """(first turn, recent turns): under the contact's scope (apps/core/redis.py), erased with it."""
+    base = scope_key(
+        "window", tenant_id=conversation.tenant_id, contact_id=conversation.contact_id, rest=str(conversation.id)
+    )
     return f"{base}:first", f"{base}:recent"
 
 
@@ -66,7 +69,7 @@ def _from_ledger(conversation: Conversation) -> list[Turn]:
 
 
 def _store(conversation: Conversation, turns: list[Turn]) -> None:
-    first_key, recent_key = _keys(conversation)
+    first_key, recent_key = window_keys(conversation)
     pipe = get_redis().pipeline(transaction=True)
     pipe.delete(first_key, recent_key)
     if turns:
@@ -96,14 +99,14 @@ def windows_append(*, messages: Sequence[Message]) -> None:
         redis_client = get_redis()
         check = redis_client.pipeline(transaction=False)
         for conversation in conversations.values():
-            check.exists(_keys(conversation)[0])
+            check.exists(window_keys(conversation)[0])
         present = dict(zip(conversations, check.execute(), strict=True))
         pipe = redis_client.pipeline(transaction=True)
         for conversation_id, rows in by_conversation.items():
             conversation = conversations[conversation_id]
             if not present[conversation_id]:
                 continue
-            first_key, recent_key = _keys(conversation)
+            first_key, recent_key = window_keys(conversation)
             pipe.rpush(recent_key, *(json.dumps(asdict(Turn.from_message(message))) for message in rows))
             pipe.ltrim(recent_key, -(_size() - 1), -1)
             pipe.expire(recent_key, _ttl())
@@ -118,7 +121,7 @@ def windows_append(*, messages: Sequence[Message]) -> None:
 
 
 def window_get(*, conversation: Conversation) -> list[Turn]:
-    first_key, recent_key = _keys(conversation)
+    first_key, recent_key = window_keys(conversation)
     try:
         redis_client = get_redis()
         pipe = redis_client.pipeline(transaction=False)
@@ -138,7 +141,7 @@ def window_get(*, conversation: Conversation) -> list[Turn]:
 
 def window_clear(*, conversation: Conversation) -> None:
     try:
-        get_redis().delete(*_keys(conversation))
+        get_redis().delete(*window_keys(conversation))
     except RedisError:
         logger.warning("Redis unavailable: session window for %s not cleared", conversation.id)
 

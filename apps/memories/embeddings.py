@@ -24,12 +24,21 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from apps.core.exceptions import ApplicationError
+from apps.core.redis import scope_key
 
 logger = logging.getLogger(__name__)
 
 LOCAL_MODEL_NAME = "all-MiniLM-L6-v2"
 DEFAULT_OPENAI_MODEL = "text-embedding-3-small"
 CACHE_KEY_PREFIX = "engram:embedding:"
+SHARED_CACHE_SCOPE = "shared"  # texts of no scope (benchmarks, tools); scoped texts use `cache_scope`
+
+
+def cache_scope(*, tenant_id: Any, contact_id: Any | None) -> str:
+    """The cache namespace of a scope's texts: a contact's (or a tenant brain's) cached vectors are keyed
+    under it, so one tenant never reads another's cache and erasing a contact removes them
+    (apps/core/redis.py `scope_keys_forget`)."""
+    return scope_key("embedding", tenant_id=tenant_id, contact_id=contact_id).removeprefix(CACHE_KEY_PREFIX)
 
 
 class EmbedderUnavailable(ApplicationError):
@@ -276,10 +285,12 @@ class OpenAIEmbedder:
 
 
 class CachedEmbedder:
-    """Wraps an embedder with a Redis cache keyed by sha256(model name, text).
+    """Wraps an embedder with a Redis cache keyed by scope and sha256(model name, text).
 
-    Identical texts in a batch are embedded once, and all misses go to the inner embedder in one call.
-    When Redis is unreachable the vectors are computed anyway (the cache is skipped for a short while).
+    The scope (`cache_scope`: tenant and contact) is part of the key: tenants share no cache entries (no
+    timing side channel), and a contact's entries are erased with the contact. Identical texts in a batch
+    are embedded once, and all misses go to the inner embedder in one call. When Redis is unreachable the
+    vectors are computed anyway (the cache is skipped for a short while).
     """
 
     redis_retry_seconds = 30.0
@@ -293,20 +304,24 @@ class CachedEmbedder:
         self._redis: redis.Redis | None = None
         self._redis_skipped_until = 0.0
 
-    def cache_key(self, text: str) -> str:
+    def cache_key(self, text: str, scope: str = SHARED_CACHE_SCOPE) -> str:
         digest = hashlib.sha256(f"{self.inner.name}\0{text}".encode()).hexdigest()
-        return f"{CACHE_KEY_PREFIX}{digest}"
+        return f"{CACHE_KEY_PREFIX}{scope}:{digest}"
 
-    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+    def embed_batch(self, texts: Sequence[str], *, scopes: str | Sequence[str] = SHARED_CACHE_SCOPE) -> np.ndarray:
+        """`scopes`: one for all texts, or one per text (an ingest batch spans contacts)."""
         if not texts:
             return _empty(self.dimensions)
-        keys = {text: self.cache_key(text) for text in texts}  # also dedupes identical texts
-        vectors = self._cached_vectors(keys)
-        missing = [text for text in keys if text not in vectors]
+        per_text = [scopes] * len(texts) if isinstance(scopes, str) else list(scopes)
+        keys = [self.cache_key(text, scope) for text, scope in zip(texts, per_text, strict=True)]
+        cached = self._cached_vectors(list(dict.fromkeys(keys)))
+        vectors = {text: cached[key] for text, key in zip(texts, keys, strict=True) if key in cached}
+        missing = [text for text in dict.fromkeys(texts) if text not in vectors]  # also dedupes identical texts
         if missing:
-            computed = self.inner.embed_batch(missing)
-            vectors.update(zip(missing, computed, strict=True))
-            self._store({keys[text]: vectors[text] for text in missing})
+            vectors.update(zip(missing, self.inner.embed_batch(missing), strict=True))
+        stored = {key: vectors[text] for text, key in zip(texts, keys, strict=True) if key not in cached}
+        if stored:
+            self._store(stored)
         return np.stack([vectors[text] for text in texts]).astype(np.float32, copy=False)
 
     def _client(self) -> redis.Redis | None:
@@ -317,19 +332,20 @@ class CachedEmbedder:
             self._redis = redis.Redis.from_url(self.redis_url, socket_timeout=0.25, socket_connect_timeout=0.25)
         return self._redis
 
-    def _cached_vectors(self, keys: dict[str, str]) -> dict[str, np.ndarray]:
+    def _cached_vectors(self, keys: list[str]) -> dict[str, np.ndarray]:
+        """{cache key: vector} of the keys Redis holds."""
         client = self._client()
         if client is None:
             return {}
         try:
-            values = client.mget(list(keys.values()))
+            values = client.mget(keys)
         except redis.RedisError as exc:
             self._skip_redis(exc)
             return {}
         expected_size = self.dimensions * np.dtype(np.float32).itemsize
         return {
-            text: np.frombuffer(value, dtype=np.float32).copy()
-            for text, value in zip(keys, values, strict=True)
+            key: np.frombuffer(value, dtype=np.float32).copy()
+            for key, value in zip(keys, values, strict=True)
             if isinstance(value, bytes) and len(value) == expected_size
         }
 
@@ -355,7 +371,7 @@ class CachedEmbedder:
 # --- the process-wide embedder -------------------------------------------------------------------
 
 _embedder_lock = threading.Lock()
-_embedder: Embedder | None = None
+_embedder: CachedEmbedder | None = None
 
 
 def build_embedder(backend: str) -> Embedder:
@@ -374,7 +390,7 @@ def build_embedder(backend: str) -> Embedder:
     )
 
 
-def get_embedder() -> Embedder:
+def get_embedder() -> CachedEmbedder:
     """The embedder of this process (built once from settings, wrapped in the Redis cache)."""
     global _embedder
     embedder = _embedder

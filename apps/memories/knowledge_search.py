@@ -8,7 +8,7 @@ import numpy as np
 from django.db import connection
 from pgvector.django import CosineDistance
 
-from apps.memories.embeddings import get_embedder
+from apps.memories.embeddings import cache_scope, get_embedder
 from apps.memories.models import KnowledgeChunk
 from apps.memories.retrieval import relevance
 from apps.tenants.models import Tenant
@@ -33,7 +33,7 @@ class KnowledgeHit:
 def knowledge_search(*, tenant: Tenant, query: str, top_k: int = 5) -> list[KnowledgeHit]:
     if not query.strip():
         return []
-    vector = get_embedder().embed_batch([query])[0]
+    vector = get_embedder().embed_batch([query], scopes=cache_scope(tenant_id=tenant.pk, contact_id=None))[0]
     vector_ids = list(
         KnowledgeChunk.objects.filter(tenant=tenant, embedding__isnull=False)
         .annotate(distance=CosineDistance("embedding", vector.tolist()))

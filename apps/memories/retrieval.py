@@ -43,7 +43,7 @@ from apps.contacts.models import Contact
 from apps.core.rows import bound_cursor
 from apps.memories import relevance as relevance_rules
 from apps.memories import scoring
-from apps.memories.embeddings import get_embedder, vector_literal
+from apps.memories.embeddings import cache_scope, get_embedder, vector_literal
 from apps.memories.models.memory import SCOPED_SEARCH_SQL, scope_token
 from apps.memories.services.lexicon import (
     LEXICON_FROM,
@@ -516,11 +516,12 @@ def _candidates(
     ]
 
 
-def embed_query(query: str) -> np.ndarray:
-    """The query's embedding. Computed before the search's SQL, not beside it: on two cores a concurrent
-    embedding only competes with PostgreSQL for CPU (measured: p95 of GET /context 36–38 ms sequential,
-    42–49 ms overlapped; docs/benchmarks.md)."""
-    return get_embedder().embed_batch([query])[0]
+def embed_query(query: str, *, tenant: Tenant, contact: Contact | None) -> np.ndarray:
+    """The query's embedding (cached in the scope's namespace). Computed before the search's SQL, not beside
+    it: on two cores a concurrent embedding only competes with PostgreSQL for CPU (measured: p95 of GET
+    /context 36–38 ms sequential, 42–49 ms overlapped; docs/benchmarks.md)."""
+    scope = cache_scope(tenant_id=tenant.pk, contact_id=contact.pk if contact is not None else None)
+    return get_embedder().embed_batch([query], scopes=scope)[0]
 
 
 def memory_search(
@@ -541,7 +542,7 @@ def memory_search(
     scope = _Scope(tenant, contact, tuple(memory_types), include_compressed)
     if not query.strip():
         return _without_query(scope=scope, weights=weights, top_k=top_k, now=now)
-    vector = query_vector if query_vector is not None else embed_query(query)
+    vector = query_vector if query_vector is not None else embed_query(query, tenant=tenant, contact=contact)
     terms = _query_terms(scope, query)
     stats = _scope_stats(scope, terms.lexemes)
     query_entities = _discriminating(terms.named, total=stats.total)

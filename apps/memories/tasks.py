@@ -10,7 +10,7 @@ from django.utils import timezone
 from apps.core.task_base import DeliveryCappedTask
 from apps.memories.services import consolidation, periodic, processor, sessions
 from apps.memories.services.access import access_flush
-from apps.memories.services.scheduling import consolidation_release
+from apps.memories.services.scheduling import consolidation_release, lost_consolidations_requeue
 from apps.memories.services.writing import memories_context_embed
 from apps.tenants.models import Tenant
 
@@ -31,6 +31,11 @@ def context_embed_task(*, memory_ids: list[str]) -> int:
 @shared_task(name="apps.memories.tasks.extract_pending_events_task", acks_late=True, base=DeliveryCappedTask)
 def extract_pending_events_task() -> int:
     return consolidation.pending_events_extract()
+
+
+@shared_task(name="apps.memories.tasks.requeue_lost_consolidations_task", ignore_result=True)
+def requeue_lost_consolidations_task() -> int:
+    return lost_consolidations_requeue()
 
 
 @shared_task(name="apps.memories.tasks.access_flush_task", ignore_result=True)

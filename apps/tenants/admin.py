@@ -4,7 +4,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from apps.tenants.models import ApiKey, Membership, Tenant
-from apps.tenants.services import api_key_create, api_key_revoke, tenant_create
+from apps.tenants.services import api_key_create, api_key_revoke, tenant_create, tenant_delete
 
 
 @admin.register(Tenant)
@@ -23,6 +23,13 @@ class TenantAdmin(admin.ModelAdmin):
         created = tenant_create(name=obj.name, slug=obj.slug, settings=obj.settings)
         obj.pk, obj.created_at, obj.updated_at = created.pk, created.created_at, created.updated_at
         obj._state.adding = False
+
+    def delete_model(self, request: HttpRequest, obj: Tenant) -> None:
+        tenant_delete(tenant=obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Tenant]) -> None:
+        for tenant in queryset:
+            tenant_delete(tenant=tenant)
 
     @admin.action(description="Issue a read+write API key (shown once)")
     def issue_api_key(self, request: HttpRequest, queryset: QuerySet[Tenant]) -> None:

@@ -14,6 +14,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from apps.core.exceptions import ApplicationError
+from apps.core.redis import scope_keys_forget_quietly
 from apps.tenants.models import ApiKey, Membership, Tenant
 
 KEY_PREFIX = "eng_"
@@ -49,6 +50,15 @@ def tenant_create(*, name: str, slug: str | None = None, settings: dict[str, Any
     if Tenant.objects.filter(slug=slug).exists():
         raise ApplicationError(f"A tenant with slug '{slug}' already exists.", code="conflict", status_code=409)
     return Tenant.objects.create(name=name, slug=slug, settings=settings or {})
+
+
+def tenant_delete(*, tenant: Tenant) -> None:
+    """Delete a tenant with every row it owns (cascade) and, once that commits, every Redis key of its
+    scopes (apps/core/redis.py)."""
+    tenant_id = tenant.pk
+    with transaction.atomic():
+        tenant.delete()
+        transaction.on_commit(lambda: scope_keys_forget_quietly(tenant_id=tenant_id, whole_tenant=True))
 
 
 def api_key_create(*, tenant: Tenant, name: str, scopes: list[str] | None = None) -> IssuedApiKey:

@@ -150,6 +150,10 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
         "task": "apps.memories.tasks.extract_pending_events_task",
         "schedule": timedelta(minutes=1),
     },
+    "requeue-lost-consolidations": {
+        "task": "apps.memories.tasks.requeue_lost_consolidations_task",
+        "schedule": timedelta(minutes=1),
+    },
     "periodic-consolidation": {
         "task": "apps.memories.tasks.periodic_consolidation_task",
         "schedule": crontab(minute=0, hour="*/6"),

@@ -81,7 +81,7 @@ def test_window_is_rebuilt_from_postgres_when_redis_lost_it(tenant):
     turns = window.window_get(conversation=conversation)
     assert [turn.message_id for turn in turns] == ["m-0", *[f"m-{i}" for i in range(6, 25)]]
     # and the rebuilt window is back in Redis
-    assert get_redis().exists(f"engram:window:{tenant.id}:{conversation.id}:first") == 1
+    assert get_redis().exists(window.window_keys(conversation)[0]) == 1
 
 
 def test_window_reads_postgres_when_redis_is_down(tenant):

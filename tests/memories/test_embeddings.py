@@ -15,6 +15,7 @@ from apps.memories.embeddings import (
     LocalOnnxEmbedder,
     OpenAIEmbedder,
     SentenceTransformersEmbedder,
+    cache_scope,
     content_hash,
     embed_one,
     get_embedder,
@@ -134,6 +135,26 @@ def test_cache_stores_float32_bytes_with_ttl():
     assert key.endswith(expected_digest)
     assert client.get(key) == vector.astype(np.float32).tobytes()
     assert 0 < client.ttl(key) <= 600
+
+
+def test_cache_is_per_scope_and_a_batch_spanning_scopes_embeds_each_text_once():
+    """Tenants share no cache entries (a hit would tell one tenant what another embedded), and an ingest
+    batch that spans contacts still makes one model call per distinct text."""
+    inner = CountingEmbedder()
+    cached = CachedEmbedder(inner)
+    ann, bob = cache_scope(tenant_id="t1", contact_id="ann"), cache_scope(tenant_id="t2", contact_id=None)
+
+    cached.embed_batch(["Bruno"], scopes=ann)
+    cached.embed_batch(["Bruno"], scopes=ann)
+    cached.embed_batch(["Bruno"], scopes=bob)
+    vectors = cached.embed_batch(["Luna", "Luna", "Bruno"], scopes=[ann, bob, bob])
+
+    assert inner.calls == [["Bruno"], ["Bruno"], ["Luna"]]
+    np.testing.assert_array_equal(vectors[0], vectors[1])
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    assert client.exists(cached.cache_key("Luna", ann)) and client.exists(cached.cache_key("Luna", bob))
+    assert cached.cache_key("Luna", ann).startswith("engram:embedding:t1:ann:")
+    assert cached.cache_key("Luna", bob).startswith("engram:embedding:t2:tenant:")
 
 
 def test_cache_is_per_model_name():

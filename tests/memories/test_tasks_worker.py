@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import signal
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from apps.conversations.models import Conversation
 from apps.core.redis import get_redis
 from apps.memories.models import ConsolidationRun, ContextEvent, ProfileAudit
+from apps.memories.services.scheduling import consolidation_debounce_key, lost_consolidations_requeue
 from apps.memories.tasks import periodic_consolidation_task, process_context_events_task
 from tests.conftest import start_celery_worker, stop_celery_worker, wait_until
 from tests.factories import TenantFactory
@@ -34,6 +37,31 @@ def test_ingest_queues_debounced_consolidation_that_the_worker_runs(api, setting
     assert run.contact.external_id == "arjun"
     # three turns in a burst, one run (debounced)
     assert ConsolidationRun.objects.filter(kind="deferred").count() == 1
+
+
+def test_a_consolidation_lost_with_the_broker_is_found_in_postgres_and_run(api, settings, celery_worker_process):
+    """The countdown task of a deferred consolidation lives only in Redis: after a Redis restart (task and
+    debounce key gone) the per-minute sweep finds the conversation in PostgreSQL and queues it again."""
+    settings.ENGRAM = {**settings.ENGRAM, "CONSOLIDATION_DELAY_SECONDS": 3600}  # its own task would wait an hour
+    body = {
+        "contact_id": "arjun",
+        "conversation_id": "lost",
+        "message": "I live in Pune",
+        "role": "user",
+        "occurred_at": (timezone.now() - timedelta(hours=2)).isoformat(),
+    }
+    assert api.post("/api/v1/ingest", body, format="json").status_code == 202
+    conversation = Conversation.objects.get(external_id="lost")
+    assert lost_consolidations_requeue() == 0  # its task is pending (the debounce key says so)
+
+    get_redis().delete(consolidation_debounce_key(conversation.pk))  # Redis restarted: task and key lost
+    assert lost_consolidations_requeue() == 1
+
+    run = wait_until(lambda: ConsolidationRun.objects.filter(kind="deferred", status="done").first())
+    assert run is not None and run.contact.external_id == "arjun"
+    conversation.refresh_from_db()
+    assert conversation.consolidated_at > conversation.last_message_at
+    assert lost_consolidations_requeue() == 0  # done: nothing due
 
 
 def test_periodic_consolidation_fans_out_per_tenant_scope_and_purge(api, tenant, celery_worker_process):

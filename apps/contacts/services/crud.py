@@ -7,6 +7,7 @@ from django.db import IntegrityError, transaction
 
 from apps.contacts.models import Contact
 from apps.core.exceptions import ApplicationError
+from apps.core.redis import scope_keys_forget_quietly
 from apps.tenants.models import Tenant
 
 MAX_EXTERNAL_ID_LENGTH = 255
@@ -118,5 +119,9 @@ def contact_update(*, contact: Contact, data: dict[str, Any]) -> Contact:
 
 
 def contact_delete(*, contact: Contact) -> None:
-    """Erase a contact and everything remembered about them (messages, memories, entities, state)."""
-    contact.delete()
+    """Erase a contact and everything remembered about them: their rows (messages, memories, entities, state
+    cascade), and, once that commits, their Redis keys (session windows, lexicon, cached embeddings)."""
+    tenant_id, contact_id = contact.tenant_id, contact.pk
+    with transaction.atomic():
+        contact.delete()
+        transaction.on_commit(lambda: scope_keys_forget_quietly(tenant_id=tenant_id, contact_id=contact_id))

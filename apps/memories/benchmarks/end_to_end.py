@@ -17,7 +17,7 @@ from apps.conversations.models import Conversation
 from apps.memories.benchmarks import locomo
 from apps.memories.benchmarks.stack import EngramClient, wait_drained
 from apps.tenants.models import Tenant
-from apps.tenants.services import api_key_create, tenant_create
+from apps.tenants.services import api_key_create, tenant_create, tenant_delete
 
 SETTLE_JOBS = ("deferred", "periodic")
 
@@ -167,5 +167,5 @@ def run_locomo_http(
     finally:
         client.close()
         if not keep:
-            tenant.delete()
+            tenant_delete(tenant=tenant)
     return run

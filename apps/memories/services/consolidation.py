@@ -280,6 +280,8 @@ def conversation_consolidate(*, conversation_id: str) -> dict[str, int]:
     conversation = Conversation.objects.filter(pk=conversation_id).select_related("tenant", "contact").first()
     if conversation is None:
         return {}
+    # started, not finished: a turn that arrives during the run is later than this and queues the next run
+    Conversation.objects.filter(pk=conversation.pk).update(consolidated_at=timezone.now())
     with run_logged(
         kind=ConsolidationRun.KIND_DEFERRED, tenant=conversation.tenant, contact=conversation.contact
     ) as stats:

@@ -32,7 +32,7 @@ from apps.conversations.services import conversations_get_or_create_many, messag
 from apps.conversations.window import windows_append
 from apps.core.exceptions import ApplicationError
 from apps.memories import scoring
-from apps.memories.embeddings import EmbedderUnavailable
+from apps.memories.embeddings import EmbedderUnavailable, cache_scope
 from apps.memories.extraction import ExtractedEntity, extract, salience, slugify
 from apps.memories.extraction.dates import format_day, mentioned_dates
 from apps.memories.models import ContextEvent
@@ -382,7 +382,13 @@ def events_extract(
         if planned is None:
             planned = {event.pk: _candidates_for_event(event) for event in events}
         work = [(event, candidate) for event in events for candidate in planned.get(event.pk, [])]
-        vectors = _with_contexts(work, candidates_embed([candidate for _, candidate in work]))
+        vectors = _with_contexts(
+            work,
+            candidates_embed(
+                [candidate for _, candidate in work],
+                scopes=[cache_scope(tenant_id=event.tenant_id, contact_id=event.contact_id) for event, _ in work],
+            ),
+        )
         by_scope: dict[Any, list[int]] = {}
         for index, (event, _) in enumerate(work):
             by_scope.setdefault(event.contact_id, []).append(index)

@@ -8,7 +8,7 @@ from django.db import transaction
 from apps.core.exceptions import ApplicationError
 from apps.core.tokens import count_tokens_batch
 from apps.memories.chunking import semantic_chunks
-from apps.memories.embeddings import get_embedder
+from apps.memories.embeddings import cache_scope, get_embedder
 from apps.memories.extraction import clean_text
 from apps.memories.models import KnowledgeChunk, KnowledgeDocument
 from apps.tenants.models import Tenant
@@ -34,7 +34,7 @@ def document_create(
     if not chunks:
         raise ApplicationError("Document has no text.", details={"content": ["This field may not be blank."]})
     embedder = get_embedder()
-    vectors = embedder.embed_batch(chunks)
+    vectors = embedder.embed_batch(chunks, scopes=cache_scope(tenant_id=tenant.pk, contact_id=None))
     token_counts = count_tokens_batch(chunks)
     with transaction.atomic():
         document = KnowledgeDocument.objects.create(

@@ -25,7 +25,7 @@ from typing import Any
 from django.db import connection
 from django.utils import timezone
 
-from apps.core.redis import RedisError, get_redis
+from apps.core.redis import RedisError, get_redis, scope_key
 from apps.memories import scoring
 
 logger = logging.getLogger(__name__)
@@ -49,7 +49,7 @@ class Lexicon:
 
 
 def lexicon_key(*, tenant_id: Any, contact_id: Any | None) -> str:
-    return f"engram:lexicon:{tenant_id}:{contact_id if contact_id is not None else 'tenant'}"
+    return scope_key("lexicon", tenant_id=tenant_id, contact_id=contact_id)
 
 
 def refresh_lock_key(*, tenant_id: Any, contact_id: Any | None) -> str:

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from django.db import transaction
 from django.db.models import Q, QuerySet
 
-from apps.memories.embeddings import get_embedder
+from apps.memories.embeddings import cache_scope, get_embedder
 from apps.memories.models import KnowledgeChunk, Memory, MemoryRevision
 from apps.memories.services.writing import EMBEDDING_FIELDS, memories_vectors_refresh
 from apps.tenants.models import Tenant
@@ -52,7 +52,8 @@ def reembed(
     embedder = get_embedder()
     memories, chunks = reembed_queryset(tenant=tenant, everything=everything)
     done = {"memories": 0, "chunks": 0}
-    for batch in _batches(memories.only("pk", "tenant_id", "content", "index_terms", "embedding_model"), BATCH):
+    fields = ("pk", "tenant_id", "contact_id", "content", "index_terms", "embedding_model")
+    for batch in _batches(memories.only(*fields), BATCH):
         previous = {memory.pk: memory.embedding_model for memory in batch}
         memories_vectors_refresh(batch)
         with transaction.atomic():
@@ -73,8 +74,11 @@ def reembed(
         done["memories"] += len(batch)
         if progress:
             progress(len(batch))
-    for batch in _batches(chunks.only("pk", "content"), BATCH):
-        chunk_vectors = embedder.embed_batch([chunk.content for chunk in batch])
+    for batch in _batches(chunks.only("pk", "tenant_id", "content"), BATCH):
+        chunk_vectors = embedder.embed_batch(
+            [chunk.content for chunk in batch],
+            scopes=[cache_scope(tenant_id=chunk.tenant_id, contact_id=None) for chunk in batch],
+        )
         for chunk, vector in zip(batch, chunk_vectors, strict=True):
             chunk.embedding, chunk.embedding_model = vector.tolist(), embedder.name
         KnowledgeChunk.objects.bulk_update(batch, ["embedding", "embedding_model"])

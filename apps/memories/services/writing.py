@@ -22,7 +22,7 @@ from apps.conversations.models import Message
 from apps.conversations.selectors import messages_turns_before
 from apps.entities.services import EntityLike, entity_upsert_many
 from apps.memories import scoring
-from apps.memories.embeddings import content_hash, get_embedder, memory_text, vector_literal
+from apps.memories.embeddings import cache_scope, content_hash, get_embedder, memory_text, vector_literal
 from apps.memories.models import Memory, MemoryEntity, MemoryRevision
 from apps.memories.models.memory import INDEX_TERMS_LENGTH
 from apps.memories.selectors import EpisodeAnchor, episodes_before
@@ -88,12 +88,12 @@ def context_mix(*, own: np.ndarray, own_text: str, previous: np.ndarray, previou
     return mixed / (float(np.linalg.norm(mixed)) or 1.0)
 
 
-def candidates_embed(candidates: Sequence[Candidate]) -> MemoryVectors:
+def candidates_embed(candidates: Sequence[Candidate], *, scopes: str | Sequence[str]) -> MemoryVectors:
     """The candidates' own embeddings, in one embedder call (contexts: none; ingest mixes them, see
-    `context_mix`)."""
+    `context_mix`). `scopes`: the embedding cache's namespace (`cache_scope`), one or one per candidate."""
     embedder = get_embedder()
     texts = [candidate.text_to_embed for candidate in candidates]
-    own = embedder.embed_batch(texts) if texts else np.zeros((0, embedder.dimensions), dtype=np.float32)
+    own = embedder.embed_batch(texts, scopes=scopes) if texts else np.zeros((0, embedder.dimensions), dtype=np.float32)
     return MemoryVectors(own=own, context=[None] * len(texts))
 
 
@@ -103,7 +103,12 @@ def memories_embed(memories: Sequence[Memory], *, own: bool = True) -> MemoryVec
     texts = [memory_text(content=memory.content, index_terms=memory.index_terms) for memory in memories]
     embedder = get_embedder()
     if own:
-        vectors = embedder.embed_batch(texts) if texts else np.zeros((0, embedder.dimensions), dtype=np.float32)
+        scopes = [cache_scope(tenant_id=memory.tenant_id, contact_id=memory.contact_id) for memory in memories]
+        vectors = (
+            embedder.embed_batch(texts, scopes=scopes)
+            if texts
+            else np.zeros((0, embedder.dimensions), dtype=np.float32)
+        )
     else:
         vectors = np.asarray([memory.embedding for memory in memories], dtype=np.float32).reshape(
             len(memories), embedder.dimensions
@@ -465,7 +470,9 @@ def memories_write(
         provenance = [shared] * len(candidates)
     embedder = get_embedder()
     if vectors is None:
-        vectors = candidates_embed(candidates)
+        vectors = candidates_embed(
+            candidates, scopes=cache_scope(tenant_id=tenant.pk, contact_id=contact.pk if contact is not None else None)
+        )
     # a batch (import) passes `samples` so the scope's recent memories are read once, then kept current
     scope_key = (tenant.pk, contact.pk if contact is not None else None)
     sample = samples.get(scope_key) if samples is not None else None

@@ -14,7 +14,7 @@ from rest_framework.test import APIClient
 
 from apps.memories.benchmarks import as_in_production
 from apps.memories.benchmarks.corpus import messages
-from apps.tenants.services import api_key_create, tenant_create
+from apps.tenants.services import api_key_create, tenant_create, tenant_delete
 
 
 class Command(BaseCommand):
@@ -34,7 +34,7 @@ class Command(BaseCommand):
                 self._single(client, options["messages"])
                 self._batch(client, options["batch"])
         finally:
-            tenant.delete()
+            tenant_delete(tenant=tenant)
 
     def _single(self, client: APIClient, count: int) -> None:
         timings = []

@@ -42,10 +42,10 @@ from apps.entities.models import Entity
 from apps.memories.benchmarks import as_in_production, hnsw_bloat_note
 from apps.memories.benchmarks.corpus import NAMES, PLACES, memory_texts, queries
 from apps.memories.benchmarks.stack import EngramClient, running_stack
-from apps.memories.embeddings import CachedEmbedder, content_hash, get_embedder
+from apps.memories.embeddings import CachedEmbedder, cache_scope, content_hash, get_embedder
 from apps.memories.models import Memory, MemoryEntity
 from apps.memories.services.lexicon import scope_lexicon_refresh
-from apps.tenants.services import api_key_create, tenant_create
+from apps.tenants.services import api_key_create, tenant_create, tenant_delete
 from config.embedded import VAR_DIR
 
 POOL = 4000
@@ -112,8 +112,11 @@ class Command(BaseCommand):
                 for contact_id in (heavy.pk, None):
                     scope_lexicon_refresh(tenant_id=tenant.pk, contact_id=contact_id)
                 with as_in_production():
-                    context = self._measure(client, options["requests"], get_context)
-                    search = self._measure(client, options["requests"], search_brain)
+                    heavy_scope = cache_scope(tenant_id=tenant.pk, contact_id=heavy.pk)
+                    context = self._measure(client, options["requests"], get_context, heavy_scope)
+                    search = self._measure(
+                        client, options["requests"], search_brain, cache_scope(tenant_id=tenant.pk, contact_id=None)
+                    )
                 line = (
                     f"{size:>7} memories | GET /context (heavy contact, {size // 5} memories): p50 {context[0]:.1f} ms "
                     f"p95 {context[1]:.1f} ms | POST /memories/search (brain, {size // 5}): p50 {search[0]:.1f} ms "
@@ -124,7 +127,7 @@ class Command(BaseCommand):
         finally:
             self._stack.close()
             if not options["keep"]:
-                tenant.delete()
+                tenant_delete(tenant=tenant)
         footer = (
             f"machine reference (one query embedded back to back, uncached): p50 {reference:.2f} ms before, "
             f"{self._machine_reference():.2f} ms after"
@@ -249,7 +252,7 @@ class Command(BaseCommand):
         entities.update({(entity.contact_id, entity.entity_type, entity.display_name): entity for entity in created})
         MemoryEntity.objects.bulk_create([MemoryEntity(memory=memory, entity=entities[key]) for memory, key in links])
 
-    def _measure(self, client: APIClient, count: int, call) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+    def _measure(self, client: APIClient, count: int, call, scope: str) -> tuple[float, float]:  # type: ignore[no-untyped-def]
         """p50 and p95 of `count` calls, each with a chat-like query whose embedding is computed in the
         request: its entry in the embedding cache is evicted before the clock starts (the same queries are
         asked at every size and by both endpoints, so without this all but the first would be cache hits)."""
@@ -261,7 +264,7 @@ class Command(BaseCommand):
         timings = []
         for query in asked[10:]:
             if isinstance(embedder, CachedEmbedder):
-                redis.delete(embedder.cache_key(query))
+                redis.delete(embedder.cache_key(query, scope))
             began = time.perf_counter()
             response = call(query)
             timings.append((time.perf_counter() - began) * 1000)

@@ -35,6 +35,7 @@ from apps.memories.benchmarks.stack import (
     running_stack,
     wait_drained,
 )
+from apps.tenants.services import tenant_delete
 from config.embedded import VAR_DIR
 
 
@@ -169,7 +170,7 @@ class Command(BaseCommand):
             )
         finally:
             if not options["keep"]:
-                tenant.delete()
+                tenant_delete(tenant=tenant)
         return {
             "writers": writers,
             "readers": readers,

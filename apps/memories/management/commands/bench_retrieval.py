@@ -44,7 +44,7 @@ from apps.memories.embeddings import get_embedder
 from apps.memories.retrieval import memory_search
 from apps.memories.services.ingest import IngestItem, ingest_messages
 from apps.tenants.models import Tenant
-from apps.tenants.services import tenant_create
+from apps.tenants.services import tenant_create, tenant_delete
 from config.embedded import VAR_DIR
 
 BATCH = 500
@@ -136,7 +136,7 @@ class Command(BaseCommand):
         finally:
             if not options["keep"]:
                 for tenant in tenants:
-                    tenant.delete()
+                    tenant_delete(tenant=tenant)
         report = self._report(engram, baseline if options["baseline"] == "cosine" else None, latencies)
         report["ingest"] = {
             "turns": turns_total,

@@ -30,7 +30,7 @@ from apps.memories.services.consolidation import conversation_consolidate
 from apps.memories.services.ingest import IngestItem, ingest_messages
 from apps.memories.services.periodic import tenant_consolidate
 from apps.memories.tasks import _contact_jobs
-from apps.tenants.services import tenant_create
+from apps.tenants.services import tenant_create, tenant_delete
 
 
 @dataclass(frozen=True)
@@ -174,7 +174,7 @@ class Command(BaseCommand):
             self._report(tenant, messages, counts_over_time, time.perf_counter() - started, days)
         finally:
             if not options["keep"]:
-                tenant.delete()
+                tenant_delete(tenant=tenant)
 
     @staticmethod
     def _periodic(tenant: Any, now: datetime) -> None:
