@@ -94,10 +94,10 @@ class ContactStateApi(TenantAPIView):
             {
                 "contact_id": contact.external_id,
                 "state": snapshot["public"],
-                "usualMood": state.usual_mood if state else "",
-                "usualEnergy": state.usual_energy if state else "",
-                "chatWindow": (
-                    {"startHour": state.chat_window_start, "endHour": state.chat_window_end}
+                "usual_mood": state.usual_mood if state else "",
+                "usual_energy": state.usual_energy if state else "",
+                "chat_window": (
+                    {"start_hour": state.chat_window_start, "end_hour": state.chat_window_end}
                     if state and state.chat_window_start is not None
                     else None
                 ),

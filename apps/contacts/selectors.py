@@ -56,14 +56,14 @@ def contact_state_snapshot(*, contact: Contact, now: datetime | None = None) -> 
     state = joined_one_to_one(contact, "state", ContactState) or ContactState(contact=contact, tenant=contact.tenant)
     public = {
         "mood": state.mood,
-        "moodConfidence": state.mood_confidence,
+        "mood_confidence": state.mood_confidence,
         "energy": state.energy,
         "style": state.style,
-        "relationshipStage": state.relationship_stage,
-        "activeStreak": state.active_streak,
-        "sessionsCount": state.sessions_count,
-        "churnRisk": state.churn_risk,
-        "lastSeenAt": state.last_seen_at.isoformat() if state.last_seen_at else None,
+        "relationship_stage": state.relationship_stage,
+        "active_streak": state.active_streak,
+        "sessions_count": state.sessions_count,
+        "churn_risk": state.churn_risk,
+        "last_seen_at": state.last_seen_at.isoformat() if state.last_seen_at else None,
     }
     crisis: dict[str, Any] | None = None
     if state.crisis_flag and state.crisis_at and now - state.crisis_at <= timedelta(hours=CRISIS_CONTEXT_HOURS):

@@ -108,7 +108,7 @@ def context_assemble(
     now: datetime | None = None,
 ) -> ContextBundle:
     now = now or timezone.now()
-    stage = state.get("relationshipStage", "new")
+    stage = state.get("relationship_stage", "new")
     budget = token_budget if token_budget is not None else STAGE_MEMORY_BUDGETS.get(stage, 0)
     scored: list[ScoredMemory] = []
     if budget > 0:

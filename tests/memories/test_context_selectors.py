@@ -28,7 +28,7 @@ def test_contact_state_and_profile_come_in_one_statement(tenant, django_assert_n
     assert (loaded.pk, loaded.display_name, loaded.metadata) == (contact.pk, "Asha", {"city": "Pune"})
     assert state is not None and (state.relationship_stage, state.mood) == ("deep", "happy")
     assert profile is not None and profile.scaffold == {"a": 1}  # JSON decoded as the ORM does
-    assert snapshot["public"]["relationshipStage"] == "deep"
+    assert snapshot["public"]["relationship_stage"] == "deep"
     assert loaded.created_at == contact.created_at and loaded.created_at.tzinfo is not None
 
 
@@ -40,7 +40,7 @@ def test_a_contact_without_state_or_profile_reads_neutral_defaults_without_askin
         loaded = contact_with_state_and_profile(tenant=tenant, external_id="wa:2")
         assert joined_one_to_one(loaded, "state", ContactState) is None
         assert joined_one_to_one(loaded, "profile", MemoryProfile) is None
-        assert contact_state_snapshot(contact=loaded)["public"]["relationshipStage"] == "new"
+        assert contact_state_snapshot(contact=loaded)["public"]["relationship_stage"] == "new"
 
 
 def test_another_tenant_s_contact_is_not_found(tenant, other_tenant):

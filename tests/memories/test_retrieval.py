@@ -286,7 +286,7 @@ def test_context_budget_follows_the_relationship_stage(api, tenant, contact, sta
     body = api.get("/api/v1/context/arjun", {"query": "garden"}).json()
     assert body["memory_budget"] == budget
     assert body["tokens_used"] <= budget
-    assert body["state"]["relationshipStage"] == stage
+    assert body["state"]["relationship_stage"] == stage
     lines = [line for line in body["context_text"].splitlines() if line.startswith("[")]
     assert len(lines) == len(body["memories"])
     assert body["tokens_used"] == sum(count_tokens(line) for line in lines)

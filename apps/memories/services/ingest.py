@@ -102,11 +102,11 @@ def _state_payload(update: StateUpdate) -> tuple[dict[str, Any] | None, dict[str
         }
     state = {
         "mood": update.state.mood,
-        "moodConfidence": update.state.mood_confidence,
+        "mood_confidence": update.state.mood_confidence,
         "energy": update.state.energy,
-        "relationshipStage": update.state.relationship_stage,
-        "activeStreak": update.state.active_streak,
-        "churnRisk": update.state.churn_risk,
+        "relationship_stage": update.state.relationship_stage,
+        "active_streak": update.state.active_streak,
+        "churn_risk": update.state.churn_risk,
     }
     return crisis, state
 
