@@ -29,6 +29,7 @@ class MemoryOutputSerializer(serializers.ModelSerializer):
     sources = serializers.ListField(source="source_message_ids", child=StrictCharField())
     entities = serializers.SerializerMethodField()
     superseded_by = serializers.UUIDField(source="superseded_by_id", allow_null=True)
+    outdated_by = serializers.UUIDField(source="outdated_by_id", allow_null=True)
     is_current = serializers.BooleanField()
 
     class Meta:
@@ -46,6 +47,7 @@ class MemoryOutputSerializer(serializers.ModelSerializer):
             "valid_from",
             "valid_to",
             "superseded_by",
+            "outdated_by",
             "is_current",
             "is_compressed",
             "is_pinned",

@@ -32,9 +32,13 @@ class BudgetedMemories:
     tokens_used: int
 
 
-def memory_line(memory_type: str, content: str) -> str:
-    """The seed <memory> format (memory-logic.txt §4): one `[TYPE] content` line per memory."""
-    return f"[{memory_type.upper()}] {content}"
+OUTDATED_NOTE = " (outdated: corrected since)"
+
+
+def memory_line(memory_type: str, content: str, *, outdated: bool = False) -> str:
+    """The seed <memory> format (memory-logic.txt §4): one `[TYPE] content` line per memory; an episode
+    that stated a value since corrected says so, so the model does not repeat the old value."""
+    return f"[{memory_type.upper()}] {content}{OUTDATED_NOTE if outdated else ''}"
 
 
 def budget_memories(scored: list[ScoredMemory], *, budget: int, max_items: int = 20) -> BudgetedMemories:
@@ -48,7 +52,7 @@ def budget_memories(scored: list[ScoredMemory], *, budget: int, max_items: int =
     lines: list[str] = []
     used = 0
     for item in ordered:
-        line = memory_line(item.memory.memory_type, item.memory.content)
+        line = memory_line(item.memory.memory_type, item.memory.content, outdated=item.memory.outdated)
         tokens = count_tokens(line)
         if used + tokens <= budget and len(selected) < max_items:
             selected.append(item)

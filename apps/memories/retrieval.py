@@ -109,6 +109,7 @@ class RetrievedMemory:
     occurred_at: datetime
     is_compressed: bool
     source_message_ids: tuple[str, ...]
+    outdated: bool = False  # an episode that stated a value since corrected (Memory.outdated_by)
 
 
 @dataclass(frozen=True)
@@ -370,7 +371,7 @@ _BM25_SQL = (
 _MEMORY_COLUMNS = (
     "m.id, m.memory_type, m.content, m.importance, "
     "(extract(epoch FROM m.occurred_at) * 1000000)::bigint, m.is_compressed, m.source_message_ids, "
-    "m.access_count, extract(epoch FROM (%(now)s - m.accessed_at)) / 86400.0"
+    "m.access_count, extract(epoch FROM (%(now)s - m.accessed_at)) / 86400.0, m.outdated_by_id IS NOT NULL"
 )
 
 
@@ -383,6 +384,7 @@ def _retrieved(row: Sequence[Any]) -> RetrievedMemory:
         occurred_at=_EPOCH + timedelta(microseconds=row[4]),
         is_compressed=row[5],
         source_message_ids=tuple(row[6] or ()),
+        outdated=bool(row[9]),
     )
 
 
@@ -502,15 +504,15 @@ def _candidates(
             memory=_retrieved(row),
             access_count=row[7],
             days_since_access=float(row[8]),
-            found_by=tuple(source for source in SOURCES if row[9] & _SOURCE_BITS[source]),
-            session=row[10],
-            is_question=bool(row[11]),
-            cosine=float(row[12]),
-            context_cosine=float(row[13]),
-            search_length=row[14],
-            bm25=float(row[15]),
-            context_bm25=float(row[16]),
-            matched_entity_ids=tuple(row[17]),
+            found_by=tuple(source for source in SOURCES if row[10] & _SOURCE_BITS[source]),
+            session=row[11],
+            is_question=bool(row[12]),
+            cosine=float(row[13]),
+            context_cosine=float(row[14]),
+            search_length=row[15],
+            bm25=float(row[16]),
+            context_bm25=float(row[17]),
+            matched_entity_ids=tuple(row[18]),
         )
         for row in rows
     ]
@@ -576,7 +578,7 @@ def memory_search(
         scored.append(
             ScoredMemory(
                 memory=candidate.memory,
-                score=scoring.retrieval_score(signals, weights),
+                score=scoring.retrieval_score(signals, weights, outdated=candidate.memory.outdated),
                 signals=signals,
                 cosine=candidate.cosine,
                 bm25=candidate.bm25,
@@ -648,7 +650,8 @@ def _reranked(query: str, scored: list[ScoredMemory], weights: scoring.Weights) 
     rescored = []
     for item, value in zip(head, raw, strict=True):
         signals = dataclasses.replace(item.signals, similarity=1.0 / (1.0 + math.exp(-float(value))))
-        rescored.append(dataclasses.replace(item, signals=signals, score=scoring.retrieval_score(signals, weights)))
+        score = scoring.retrieval_score(signals, weights, outdated=item.memory.outdated)
+        rescored.append(dataclasses.replace(item, signals=signals, score=score))
     return sorted(rescored, key=_rank_key) + tail
 
 
@@ -673,8 +676,8 @@ def _without_query(*, scope: _Scope, weights: scoring.Weights, top_k: int, now: 
         )
         results.append(
             ScoredMemory(
-                memory=_retrieved(row),
-                score=scoring.retrieval_score(signals, weights),
+                memory=(memory := _retrieved(row)),
+                score=scoring.retrieval_score(signals, weights, outdated=memory.outdated),
                 signals=signals,
                 cosine=0.0,
                 bm25=0.0,

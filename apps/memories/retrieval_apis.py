@@ -69,6 +69,7 @@ class MemorySearchApi(TenantAPIView):
                 "score": item.score,
                 "occurred_at": item.memory.occurred_at,
                 "is_compressed": item.memory.is_compressed,
+                "outdated": item.memory.outdated,
                 "sources": _sources(item),
                 "entities": sorted(entity.key for entity in entities[item.memory.pk]),
             }
@@ -161,6 +162,7 @@ def context_payload(
             "content": item.memory.content,
             "importance": item.memory.importance,
             "score": item.score,
+            "outdated": item.memory.outdated,
         }
         if explain:
             row["sources"] = list(item.memory.source_message_ids)

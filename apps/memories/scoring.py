@@ -146,17 +146,23 @@ class Signals:
     entity_match: float
 
 
-def retrieval_score(signals: Signals, weights: Weights) -> float:
+# An episode that stated a value since corrected (Memory.outdated_by) counts this much: still found (it was
+# said), ranked below the correction (docs/retrieval.md §5).
+OUTDATED_FACTOR = 0.5
+
+
+def retrieval_score(signals: Signals, weights: Weights, *, outdated: bool = False) -> float:
     """The spec's weighted sum (ai-brain-memory.txt §3), with the two *usage* signals — recency of access and
     access frequency — counted in proportion to the memory's relevance to this query (its similarity signal,
     1 for the best candidate). Accesses are written by retrieval itself, so counted in full they feed back:
     what earlier questions returned outranks what this one asks for (LoCoMo over HTTP, asked twice: R@10
-    −0.014 the second time; docs/retrieval.md §4). The best candidate gets the spec's formula exactly."""
+    −0.014 the second time; docs/retrieval.md §4). The best candidate gets the spec's formula exactly.
+    An outdated episode's score is scaled by OUTDATED_FACTOR."""
     usage = signals.recency * weights.recency + signals.access_frequency * weights.access_frequency
-    return round(
+    score = (
         signals.similarity * weights.similarity
         + signals.similarity * usage
         + signals.importance * weights.importance
-        + signals.entity_match * weights.entity_match,
-        6,
+        + signals.entity_match * weights.entity_match
     )
+    return round(score * (OUTDATED_FACTOR if outdated else 1.0), 6)

@@ -93,6 +93,15 @@ class Memory(UUIDModel):
         "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="supersedes"
     )
     slot = models.CharField(max_length=120, blank=True, default="", help_text="Subject+slot key for corrections.")
+    outdated_by = models.ForeignKey(
+        "self",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="outdates",
+        help_text="An episode that stated a value since corrected: the correction. Still current (it happened), "
+        "ranked below the correction and marked in context.",
+    )
 
     is_compressed = models.BooleanField(default=False)
     compressed_into = models.ForeignKey(
@@ -187,6 +196,7 @@ class MemoryRevision(models.Model):
         COMPRESSED = "compressed"
         REEMBEDDED = "reembedded"
         IMPORTANCE_RECOMPUTED = "importance_recomputed"
+        OUTDATED = "outdated"
 
     id = models.BigAutoField(primary_key=True)
     memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="revisions")

@@ -17,6 +17,7 @@ def memory_snapshot(memory: Memory) -> dict[str, Any]:
         "is_compressed": memory.is_compressed,
         "valid_to": memory.valid_to.isoformat() if memory.valid_to else None,
         "superseded_by": str(memory.superseded_by_id) if memory.superseded_by_id else None,
+        "outdated_by": str(memory.outdated_by_id) if memory.outdated_by_id else None,
         "deleted_at": memory.deleted_at.isoformat() if memory.deleted_at else None,
         "access_count": memory.access_count,
         "source_message_ids": list(memory.source_message_ids),

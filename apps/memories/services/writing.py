@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 from django.db import connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from apps.contacts.models import Contact
@@ -289,7 +290,8 @@ REINFORCED_FIELDS = [
 
 
 def memory_supersede(*, old: Memory, new: Memory, actor: str, at: datetime, note: str = "") -> Memory:
-    """Mark `old` as no longer current: kept for history, excluded from context by default."""
+    """Mark `old` as no longer current: kept for history, excluded from context by default. The episodes
+    that stated it are marked outdated by `new` (`episodes_outdate`)."""
     before = memory_snapshot(old)
     old.valid_to = at
     old.superseded_by = new
@@ -297,7 +299,59 @@ def memory_supersede(*, old: Memory, new: Memory, actor: str, at: datetime, note
     revision_record(
         memory=old, action=MemoryRevision.Action.SUPERSEDED, actor=actor, before=before, related_memory=new, note=note
     )
+    episodes_outdate(corrections=[(old, new)], actor=actor)
     return old
+
+
+def episodes_outdate(*, corrections: Sequence[tuple[Memory, Memory]], actor: str) -> int:
+    """When a fact or preference is superseded (old, new), the episodes of the turns that stated the old
+    value ("Our blog traffic was 500 visits last week.") are marked outdated by the correction: they stay
+    (it was said), but rank below the correction and are flagged in context (docs/retrieval.md §5). An
+    episode of the correcting turn itself is left alone. One read and two writes for all `corrections`,
+    which share a scope. Returns how many episodes were marked."""
+    stated = [(old, new) for old, new in corrections if old.memory_type != scoring.EPISODE and old.source_message_ids]
+    if not stated:
+        return 0
+    scope = stated[0][0]
+    owner = Q(contact_id=scope.contact_id) if scope.contact_id is not None else Q(contact__isnull=True)
+    candidates = Memory.objects.filter(
+        owner,
+        tenant_id=scope.tenant_id,
+        memory_type=scoring.EPISODE,
+        valid_to__isnull=True,
+        deleted_at__isnull=True,
+        outdated_by__isnull=True,
+        source_message_ids__overlap=sorted({mid for old, _ in stated for mid in old.source_message_ids}),
+    )
+    outdated: list[Memory] = []
+    revisions: list[MemoryRevision] = []
+    for episode in candidates:
+        sources = set(episode.source_message_ids)
+        for old, new in stated:
+            if sources & set(old.source_message_ids) and not sources & set(new.source_message_ids):
+                before = memory_snapshot(episode)
+                episode.outdated_by = new
+                outdated.append(episode)
+                revisions.append(
+                    MemoryRevision(
+                        memory=episode,
+                        tenant_id=episode.tenant_id,
+                        action=MemoryRevision.Action.OUTDATED,
+                        actor=actor,
+                        before=before,
+                        after=memory_snapshot(episode),
+                        related_memory=new,
+                        note=f"stated what {old.pk} said; corrected"[:300],
+                    )
+                )
+                break
+    if outdated:
+        now = timezone.now()
+        for episode in outdated:
+            episode.updated_at = now
+        Memory.objects.bulk_update(outdated, ["outdated_by", "updated_at"])
+        MemoryRevision.objects.bulk_create(revisions)
+    return len(outdated)
 
 
 def _union(existing: Sequence[Any], extra: Sequence[Any]) -> list[Any]:
@@ -342,6 +396,7 @@ class _ScopeWriter:
         self.created: list[Memory] = []
         self.links: list[tuple[Memory, tuple[EntityLike, ...], datetime]] = []
         self.changed: dict[Any, Memory] = {}  # existing memories reinforced or superseded
+        self.corrections: list[tuple[Memory, Memory]] = []  # (superseded, its replacement)
         self.revisions: list[MemoryRevision] = []
 
     def _track(self, memory: Memory) -> None:
@@ -409,6 +464,7 @@ class _ScopeWriter:
         if old not in self.created:
             self.changed[old.pk] = old
         self.revision(old, MemoryRevision.Action.SUPERSEDED, before=before, related_memory=new, note=note)
+        self.corrections.append((old, new))
 
     def flush(self) -> None:
         Memory.objects.bulk_create(self.created)
@@ -432,6 +488,7 @@ class _ScopeWriter:
                 memory.updated_at = now
             Memory.objects.bulk_update(list(self.changed.values()), [*REINFORCED_FIELDS, "valid_to", "superseded_by"])
         MemoryRevision.objects.bulk_create(self.revisions)
+        episodes_outdate(corrections=self.corrections, actor=self.actor)
 
 
 @transaction.atomic
