@@ -17,7 +17,7 @@ from apps.contacts.models import Contact
 from apps.conversations.models import Conversation
 from apps.conversations.window import window_get
 from apps.core.tokens import count_tokens
-from apps.memories import scoring
+from apps.memories import overlap, scoring
 from apps.memories.retrieval import EntityRef, ScoredMemory, memory_entities, memory_search
 from apps.tenants.models import Tenant
 
@@ -43,20 +43,28 @@ def memory_line(memory_type: str, content: str, *, outdated: bool = False) -> st
 
 def budget_memories(scored: list[ScoredMemory], *, budget: int, max_items: int = 20) -> BudgetedMemories:
     """Preferences first (small, always matter), then by score; a memory that does not fit the token
-    budget is dropped — so the lowest-scored go first — while smaller ones after it may still fit."""
+    budget is dropped — so the lowest-scored go first — while smaller ones after it may still fit. A memory
+    that a line placed before it already says (`overlap.says_again`: "I have a dog named Bruno." after "Has a
+    dog named Bruno") is dropped too: no tokens for a line the model has read."""
     ordered = sorted(
         scored, key=lambda item: (item.memory.memory_type != scoring.PREFERENCE, -item.score, str(item.memory.pk))
     )
     selected: list[ScoredMemory] = []
     dropped: list[ScoredMemory] = []
     lines: list[str] = []
+    said: list[frozenset[str]] = []
     used = 0
     for item in ordered:
+        words = overlap.content_words(item.memory.content)
+        if any(overlap.says_again(words, earlier) for earlier in said):
+            dropped.append(item)
+            continue
         line = memory_line(item.memory.memory_type, item.memory.content, outdated=item.memory.outdated)
         tokens = count_tokens(line)
         if used + tokens <= budget and len(selected) < max_items:
             selected.append(item)
             lines.append(line)
+            said.append(words)
             used += tokens
         else:
             dropped.append(item)

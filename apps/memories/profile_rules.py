@@ -11,6 +11,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from apps.memories import overlap
+
 MAX_WORKING_MEMORY_WORDS = 500
 
 
@@ -137,7 +139,8 @@ def offline_working_memory(*, subject: str, memories: Sequence[MemoryRow], obser
     facts = [m.content for m in sorted(memories, key=lambda m: -m.importance) if m.memory_type == "fact"][:8]
     likes = [m.content for m in memories if m.memory_type == "preference"][:6]
     patterns = [m.content for m in memories if m.memory_type == "pattern"][:3]
-    recent = [o.content for o in observations if o.role == "user" and len(o.content.split()) >= 4][-3:]
+    said = [o.content for o in observations if o.role == "user" and len(o.content.split()) >= 4]
+    recent = _unsaid(said, known=[*facts, *likes])
     parts = []
     if facts:
         parts.append(f"What is known about {who}: " + "; ".join(_lower_first(f) for f in facts) + ".")
@@ -148,6 +151,22 @@ def offline_working_memory(*, subject: str, memories: Sequence[MemoryRow], obser
     if recent:
         parts.append("Most recently they said: " + " / ".join(_clip(text) for text in recent))
     return cap_words(" ".join(parts)) if parts else ""
+
+
+def _unsaid(said: Sequence[str], *, known: Sequence[str], keep: int = 3) -> list[str]:
+    """The last `keep` of `said` that say something neither a known fact nor a later line already says
+    (three turns repeating "I have a dog named Bruno." are one line, and none when it is a known fact)."""
+    kept: list[str] = []
+    seen = [overlap.content_words(text) for text in known]
+    for text in reversed(said):
+        words = overlap.content_words(text)
+        if any(overlap.says_again(words, earlier) for earlier in seen):
+            continue
+        kept.append(text)
+        seen.append(words)
+        if len(kept) == keep:
+            break
+    return kept[::-1]
 
 
 def _lower_first(text: str) -> str:

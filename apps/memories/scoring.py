@@ -32,6 +32,17 @@ SEED_TYPE_MAP: dict[str, str] = {
 }
 
 STORE_THRESHOLD = 0.3  # below this a chunk is not stored as semantic memory (the message stays in the ledger)
+
+
+def is_discarded(*, raw: float, replaces: bool) -> bool:
+    """memory-logic.txt §1.5: an extraction whose importance — the spec's formula, novelty × 0.6 + salience ×
+    0.4, before any blending with the type default — is below STORE_THRESHOLD is not stored (it stays in the
+    ledger, and a later mention may store it). A correction is always stored: dropping it would leave the
+    value it corrects current. Memories with an explicit importance (API adds, patterns) are never judged.
+    What is stored keeps the blended importance, which the type's decay floor (DECAY_FLOOR) bounds later."""
+    return raw < STORE_THRESHOLD and not replaces
+
+
 REINFORCE_BOOST = 0.05
 MERGE_BOOST = 0.05
 OUTCOME_BOOST = 0.1

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
+from django.utils import timezone
 
 from apps.memories.models import Memory
+from apps.memories.services.writing import Candidate, MemoryVectors, memories_write
+from tests.factories import ContactFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -49,3 +53,112 @@ def test_a_repeated_statement_is_not_outdated_by_its_own_correction_turn(api):
     episodes = {m.content: m.outdated_by_id for m in Memory.objects.filter(memory_type="episode")}
     assert episodes["I live in Pune."] is not None
     assert episodes["Actually I moved, I live in Mumbai now."] is None
+
+
+def test_one_fact_one_line_in_context(api):
+    """Three paraphrases of one fact: the fact and its episodes all rank for the query, but the context
+    spends tokens on one line about Bruno."""
+    for index, text in enumerate(
+        ["I have a dog named Bruno.", "I have a dog named Bruno.", "I've got a dog called Bruno."]
+    ):
+        _say(api, text, f"d{index}")
+    _say(api, "I work as a nurse at the city hospital.", "w1")
+
+    context = api.get(
+        "/api/v1/context/asha", {"query": "tell me about my dog", "token_budget": 500, "explain": "true"}
+    ).json()
+    lines = [line for line in context["context_text"].splitlines() if line.startswith("[")]
+    assert len([line for line in lines if "Bruno" in line]) == 1  # whichever ranked first says it
+    assert any("nurse" in line for line in lines)  # what it says once is still there
+    assert any("Bruno" in row["content"] for row in context["dropped"])  # the repeats were candidates
+
+
+def test_the_offline_narrative_says_a_repeated_turn_once_and_not_what_a_fact_says():
+    from apps.memories.profile_rules import MemoryRow, Observation, offline_working_memory
+
+    said = [
+        "I have a dog named Bruno.",
+        "Work was crazy busy this week, honestly.",
+        "Work was crazy busy this week, honestly.",
+    ]
+    narrative = offline_working_memory(
+        subject="Asha",
+        memories=[MemoryRow("fact", "Has a dog named Bruno", "pet", 1, 0.8)],
+        observations=[Observation("message", text) for text in said],
+    )
+    assert narrative.count("Bruno") == 1  # the fact, not the turn
+    assert narrative.count("crazy busy") == 1
+
+
+@pytest.mark.parametrize(
+    ("line", "earlier", "redundant"),
+    [
+        ("I have a dog named Bruno.", "Has a dog named Bruno", True),
+        ("I've got a dog called Bruno.", "Has a dog named Bruno", True),
+        ("Likes coffee", "Doesn't like coffee", False),  # a negation is never covered by its opposite
+        ("Doesn't drink coffee", "Drinks coffee", False),
+        ("Blog traffic is 800 visits a week", "Our blog traffic was 500 visits last week.", False),  # numbers count
+        ("Lives in Pune", "Moved out of Pune", False),
+        ("Yes!", "Yes!", True),  # a repeat
+        ("!!", "!!", False),  # no words: nothing to judge by
+    ],
+)
+def test_says_again(line, earlier, redundant):
+    from apps.memories.overlap import content_words, says_again
+
+    assert says_again(content_words(line), content_words(earlier)) is redundant
+
+
+def _unit(*hot: int) -> np.ndarray:
+    vector = np.zeros(384, dtype=np.float32)
+    vector[list(hot)] = 1.0
+    return vector / np.linalg.norm(vector)
+
+
+def _write(tenant, contact, candidate: Candidate, vector: np.ndarray):
+    (change,) = memories_write(
+        tenant=tenant,
+        contact=contact,
+        candidates=[candidate],
+        actor="test",
+        occurred_at=timezone.now(),
+        vectors=MemoryVectors(own=vector.reshape(1, -1), context=[None]),
+    )
+    return change
+
+
+def test_discard_applies_the_spec_formula_below_0_3_but_never_to_a_correction(tenant):
+    """importance = novelty × 0.6 + salience × 0.4 (memory-logic.txt §1.5), judged before the type default
+    is blended in: a fact, whose default is 0.7, is discarded too when it is neither novel nor salient."""
+    contact = ContactFactory(tenant=tenant)
+    for index in range(10):  # ten unrelated memories: their centroid points between them
+        _write(tenant, contact, Candidate("fact", f"Known thing {index}", salience=0.5), _unit(index))
+    typical = _unit(*range(10))  # the centroid itself: novelty 0; cosine 0.32 to each memory (no duplicate)
+
+    dull = _write(tenant, contact, Candidate("fact", "Something quite ordinary", salience=0.5), typical)
+    assert dull.action == "skipped"  # 0 × 0.6 + 0.5 × 0.4 = 0.20 < 0.3, though a fact's blend would be 0.45
+    salient = _write(tenant, contact, Candidate("fact", "Something that matters", salience=0.8), _unit(*range(9)))
+    assert salient.action == "created"  # novelty 0.05: 0.03 + 0.32 ≥ 0.3
+    assert 0.5 < salient.memory.importance < 0.55  # stored: blended with the fact default, 0.5 × 0.7 + 0.5 × 0.35
+
+    _write(tenant, contact, Candidate("fact", "Lives in Pune", salience=0.5, slot="location"), _unit(20))
+    typical_too = _unit(*range(10), 20, 21)  # novelty 0.05 against the twelve memories; no cosine above 0.87
+    correction = _write(
+        tenant, contact, Candidate("fact", "Lives in Mumbai", salience=0.0, slot="location"), typical_too
+    )
+    assert correction.action == "created"  # 0.03 < 0.3, but it corrects: stored
+    assert Memory.objects.get(content="Lives in Pune").superseded_by_id == correction.memory.pk
+
+    explicit = _write(
+        tenant, contact, Candidate("fact", "Set by an operator", importance=0.9), _unit(*range(5), 30, 31, 32)
+    )
+    assert explicit.action == "created"  # novelty 0.42, salience 0: judged, it would go; explicit: never judged
+
+
+def test_nothing_is_typical_in_a_small_scope_nor_within_one_message(api):
+    """Novelty is judged against the scope before the message, and only once it has ten memories: the
+    episode of a turn is not discarded for resembling the fact drawn from that same turn."""
+    _say(api, "Our blog traffic was 500 visits last week.", "m1")
+    _say(api, "Actually I moved, I live in Mumbai now.", "m2")
+    episodes = set(Memory.objects.filter(memory_type="episode").values_list("content", flat=True))
+    assert episodes == {"Our blog traffic was 500 visits last week.", "Actually I moved, I live in Mumbai now."}

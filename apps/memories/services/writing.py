@@ -33,6 +33,7 @@ from apps.tenants.models import Tenant
 logger = logging.getLogger(__name__)
 
 RECENT_SAMPLE = 300  # memories compared for inline dedup and used for the novelty centroid
+NOVELTY_FROM = 10  # a scope with fewer memories has no typical content: everything in it is novel
 CORRECTION_SIMILARITY = 0.75  # an explicit correction without a slot supersedes the closest fact above this
 POLARITY_FLIP_SIMILARITY = 0.80  # "likes X" → "doesn't like X": the newer preference supersedes
 
@@ -512,7 +513,8 @@ def memories_write(
     - an exact or near duplicate (cosine ≥ 0.90, same type, same preference polarity) is not stored:
       the existing memory is reinforced (+0.05 importance, access count, provenance appended);
     - a fact with the same slot (or an explicit correction, or a flipped preference) supersedes the old;
-    - importance below the store threshold (0.3) is skipped: the message stays in the ledger.
+    - a candidate whose spec importance (novelty × 0.6 + salience × 0.4) is below 0.3 is discarded unless
+      it corrects something (`scoring.is_discarded`): the message stays in the ledger.
 
     Provenance is per candidate (`provenance`, a whole ingest batch in one call) or shared by all
     (`occurred_at` and the source ids). A constant number of statements however many candidates.
@@ -538,6 +540,10 @@ def memories_write(
         if samples is not None:
             samples[scope_key] = sample
     writer = _ScopeWriter(tenant=tenant, contact=contact, candidates=candidates, actor=actor)
+    # novelty is judged against the scope as it was before this batch: a message's episode is not "typical"
+    # because the fact drawn from the same message was just written; nor is anything in a scope too small
+    # to have a typical content yet
+    typical = sample.centroid.copy() if sample.centroid is not None and len(sample.ids) >= NOVELTY_FROM else None
     changes = [
         _write_one(
             writer=writer,
@@ -545,6 +551,7 @@ def memories_write(
             vector=np.asarray(vector, dtype=np.float32),
             context_vector=context_vector,
             sample=sample,
+            typical=typical,
             provenance=origin,
             embedding_model=embedder.name,
             now=now,
@@ -607,6 +614,7 @@ def _write_one(
     vector: np.ndarray,
     context_vector: np.ndarray | None,
     sample: _ScopeSample,
+    typical: np.ndarray | None,
     provenance: Provenance,
     embedding_model: str,
     now: datetime,
@@ -625,20 +633,21 @@ def _write_one(
     type_default, decay_rate = scoring.type_defaults(candidate.memory_type, is_tenant_scope=is_tenant_scope)
     if candidate.decay_rate is not None:
         decay_rate = candidate.decay_rate
+    targets = _replaced_by(writer=writer, candidate=candidate, vector=vector, new_hash=new_hash, sample=sample)
     if candidate.importance is not None:
         importance = round(scoring.clamp(candidate.importance), 4)
     else:
-        novelty = scoring.novelty(vector.tolist(), None if sample.centroid is None else sample.centroid.tolist())
-        _, importance = scoring.importance_score(
+        novelty = scoring.novelty(vector.tolist(), None if typical is None else typical.tolist())
+        raw, importance = scoring.importance_score(
             novelty=novelty, salience=candidate.salience, type_default=type_default
         )
-        if importance < scoring.STORE_THRESHOLD:
+        if scoring.is_discarded(raw=raw, replaces=bool(targets)):
             skipped = Memory(
                 tenant=tenant, contact=contact, memory_type=candidate.memory_type, content=candidate.content
             )
-            return MemoryChange(memory=skipped, action="skipped", reason=f"importance {importance} below threshold")
-
-    targets = _replaced_by(writer=writer, candidate=candidate, vector=vector, new_hash=new_hash, sample=sample)
+            return MemoryChange(
+                memory=skipped, action="skipped", reason=f"importance {raw} below {scoring.STORE_THRESHOLD}"
+            )
     memory = Memory(
         tenant=tenant,
         contact=contact,
