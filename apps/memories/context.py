@@ -7,18 +7,18 @@ Reads only. Access statistics for the memories handed out are recorded by the AP
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.utils import timezone
 
-from apps.contacts.intelligence.stages import STAGE_MEMORY_BUDGETS
+from apps.contacts.intelligence.stages import EVERYTHING, STAGE_DENSITY, STAGE_MEMORY_BUDGETS
 from apps.contacts.models import Contact
 from apps.conversations.models import Conversation
 from apps.conversations.window import window_get
 from apps.core.tokens import count_tokens
 from apps.memories import overlap, scoring
-from apps.memories.retrieval import EntityRef, ScoredMemory, memory_entities, memory_search
+from apps.memories.retrieval import EntityRef, ScoredMemory, last_episode, memory_entities, memory_search
 from apps.tenants.models import Tenant
 
 CONTEXT_CANDIDATES = 40
@@ -119,12 +119,31 @@ def context_assemble(
     profile_block: str = "",
     now: datetime | None = None,
 ) -> ContextBundle:
+    """The stage sets the budget and the density (`stages.STAGE_DENSITY`: which memory types, episodes how
+    recent, or only the last topic); a caller's `token_budget` sets the budget and opens every type."""
     now = now or timezone.now()
     stage = state.get("relationship_stage", "new")
     budget = token_budget if token_budget is not None else STAGE_MEMORY_BUDGETS.get(stage, 0)
+    density = EVERYTHING if token_budget is not None else STAGE_DENSITY.get(stage, EVERYTHING)
     scored: list[ScoredMemory] = []
-    if budget > 0:
-        scored = memory_search(tenant=tenant, contact=contact, query=query, top_k=CONTEXT_CANDIDATES, now=now).results
+    if budget > 0 and density.last_topic_only:
+        scored = last_episode(tenant=tenant, contact=contact, now=now)
+    elif budget > 0 and density.memory_types:
+        scored = memory_search(
+            tenant=tenant,
+            contact=contact,
+            query=query,
+            top_k=CONTEXT_CANDIDATES,
+            memory_types=density.memory_types,
+            now=now,
+        ).results
+        if density.recent_episode_days is not None:
+            since = now - timedelta(days=density.recent_episode_days)
+            scored = [
+                item
+                for item in scored
+                if item.memory.memory_type != scoring.EPISODE or item.memory.occurred_at >= since
+            ]
         in_window = _in_window_message_ids(conversation)
         if in_window:
             # episodes of turns still in the session window are already in the prompt's chat history

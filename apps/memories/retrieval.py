@@ -655,6 +655,23 @@ def _reranked(query: str, scored: list[ScoredMemory], weights: scoring.Weights) 
     return sorted(rescored, key=_rank_key) + tail
 
 
+def last_episode(*, tenant: Tenant, contact: Contact | None, now: datetime) -> list[ScoredMemory]:
+    """The scope's most recent current episode (what the contact last talked about), one statement through
+    memory_scope_type_idx; [] when there is none."""
+    scope_sql, params = _Scope(tenant, contact, (scoring.EPISODE,), False).sql()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {_MEMORY_COLUMNS} FROM memories_memory m WHERE {scope_sql} "
+            "ORDER BY m.occurred_at DESC, m.source_sequence DESC NULLS LAST LIMIT 1",
+            {**params, "now": now},
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return []
+    signals = scoring.Signals(similarity=0.0, recency=1.0, importance=row[3], access_frequency=0.0, entity_match=0.0)
+    return [ScoredMemory(memory=_retrieved(row), score=0.0, signals=signals, cosine=0.0, bm25=0.0, found_by=("last",))]
+
+
 def _without_query(*, scope: _Scope, weights: scoring.Weights, top_k: int, now: datetime) -> SearchResult:
     """No query (a first message, a context preview without text): rank by importance, recency and use."""
     scope_sql, params = scope.sql()

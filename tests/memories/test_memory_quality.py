@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import numpy as np
 import pytest
 from django.utils import timezone
 
+from apps.contacts.models import ContactState
 from apps.memories.models import Memory
+from apps.memories.services.ingest import memory_add
 from apps.memories.services.writing import Candidate, MemoryVectors, memories_write
 from tests.factories import ContactFactory
 
@@ -162,3 +166,43 @@ def test_nothing_is_typical_in_a_small_scope_nor_within_one_message(api):
     _say(api, "Actually I moved, I live in Mumbai now.", "m2")
     episodes = set(Memory.objects.filter(memory_type="episode").values_list("content", flat=True))
     assert episodes == {"Our blog traffic was 500 visits last week.", "Actually I moved, I live in Mumbai now."}
+
+
+STAGE_MEMORIES = [
+    ("fact", "Works as a nurse at the city hospital", 1),
+    ("preference", "Loves spicy food", 1),
+    ("episode", "Went hiking in the hills with her sister", 2),
+    ("episode", "Visited Goa for a cousin's wedding", 90),
+    ("pattern", "Usually chats late at night after her shift", 1),
+]
+
+
+@pytest.mark.parametrize(
+    ("stage", "token_budget", "expected"),
+    [
+        ("new", None, set()),  # no memories injected
+        ("building", None, {"Works as a nurse at the city hospital"}),  # basic facts only
+        (
+            "established",
+            None,
+            {"Works as a nurse at the city hospital", "Loves spicy food", "Went hiking in the hills with her sister"},
+        ),  # + recent episodes, no old one
+        ("deep", None, {content for _, content, _ in STAGE_MEMORIES}),  # everything, patterns too
+        ("fading", None, {"Works as a nurse at the city hospital", "Loves spicy food"}),  # key facts
+        ("dormant", None, {"Went hiking in the hills with her sister"}),  # the last topic, no search
+        ("new", 2000, {content for _, content, _ in STAGE_MEMORIES}),  # a caller's budget opens every type
+    ],
+)
+def test_each_stage_has_its_density(api, tenant, stage, token_budget, expected):
+    contact = ContactFactory(tenant=tenant, external_id="asha")
+    ContactState.objects.create(contact=contact, tenant=tenant, relationship_stage=stage)
+    for memory_type, content, days_ago in STAGE_MEMORIES:
+        change = memory_add(tenant=tenant, contact=contact, memory_type=memory_type, content=content, actor="test")
+        Memory.objects.filter(pk=change.memory.pk).update(occurred_at=timezone.now() - timedelta(days=days_ago))
+
+    params = {"query": "what do I know about her life?"}
+    if token_budget is not None:
+        params["token_budget"] = token_budget
+    body = api.get("/api/v1/context/asha", params).json()
+
+    assert {memory["content"] for memory in body["memories"]} == expected

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import date, datetime
 
 STAGES = ("new", "building", "established", "deep", "fading", "dormant")
@@ -14,6 +15,26 @@ STAGE_MEMORY_BUDGETS: dict[str, int] = {
     "deep": 2000,
     "fading": 800,
     "dormant": 200,
+}
+
+
+@dataclass(frozen=True)
+class Density:
+    """What a stage's context holds besides its token budget (chat-engine-memory.txt §3.4, "context density")."""
+
+    memory_types: tuple[str, ...]  # the memory types searched
+    recent_episode_days: int | None = None  # episodes only when they happened this recently
+    last_topic_only: bool = False  # no search: the contact's most recent episode, what they last talked about
+
+
+EVERYTHING = Density(("fact", "preference", "episode", "pattern"))
+STAGE_DENSITY: dict[str, Density] = {
+    "new": Density(()),  # no memories: a first interaction
+    "building": Density(("fact",)),  # basic facts only
+    "established": Density(("fact", "preference", "episode"), recent_episode_days=30),  # + recent episodes
+    "deep": EVERYTHING,  # full context, patterns included
+    "fading": Density(("fact", "preference")),  # key facts to re-engage
+    "dormant": Density((), last_topic_only=True),  # minimal: name (the header) + last topic
 }
 
 BUILDING_MIN_SESSIONS = 3
