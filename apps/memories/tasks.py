@@ -45,7 +45,8 @@ def access_flush_task() -> int:
 
 @shared_task(name="apps.memories.tasks.process_context_events_task", acks_late=True, base=DeliveryCappedTask)
 def process_context_events_task() -> dict[str, int]:
-    return processor.events_process()
+    """New events first; then, with an LLM configured, what the rules processed while it was failing."""
+    return {**processor.events_process(), "llm_retried": processor.llm_pending_retry()}
 
 
 @shared_task(name="apps.memories.tasks.flush_idle_conversations_task", acks_late=True, base=DeliveryCappedTask)

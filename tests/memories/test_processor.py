@@ -10,7 +10,7 @@ from django.db import DataError
 from apps.core.models import LlmCall
 from apps.memories import profile_rules
 from apps.memories.models import ContextEvent, Memory, MemoryProfile, ProfileAudit
-from apps.memories.services.processor import events_process
+from apps.memories.services.processor import events_process, llm_pending_retry
 from tests.fake_openai import fake_openai_fixture, llm_settings  # noqa: F401  (the fixture is `fake_openai`)
 
 pytestmark = pytest.mark.django_db
@@ -138,6 +138,60 @@ def test_a_failure_while_applying_leaves_events_for_retry(api, tenant, fake_open
     with llm_settings(fake_openai):
         assert events_process()["events"] == 1
     assert MemoryProfile.objects.get().scaffold == {"Work": "Infosys"}
+
+
+def test_the_llm_scaffold_is_merged_into_the_existing_one(api, tenant, fake_openai):
+    """The model answers with the keys it changed; what it left out (from the rules, an earlier answer, an
+    operator's scaffold_update) stays."""
+    say(api, "My dog Bruno is a golden retriever", "m1")
+    events_process()  # no LLM: the rules' scaffold
+    assert MemoryProfile.objects.get().scaffold["Pets"] == {"Bruno": "dog"}
+    say(api, "We are moving the blog to Ghost next month", "m2")
+    fake_openai.enqueue_chat(
+        json.dumps({"updated_scaffold": {"Projects": {"blog": "Ghost"}}, "updated_working_memory": "ok"})
+    )
+    with llm_settings(fake_openai):
+        assert events_process()["events"] == 1
+    scaffold = MemoryProfile.objects.get().scaffold
+    assert scaffold["Projects"] == {"blog": "Ghost"} and scaffold["Pets"] == {"Bruno": "dog"}
+
+
+def test_events_the_rules_processed_during_an_llm_outage_are_sent_to_the_llm_when_it_is_back(api, tenant, fake_openai):
+    say(api, "I work at Infosys", "m1")
+    for _ in range(3):  # the first try and both retries: the model is down
+        fake_openai.enqueue_status(503)
+    with llm_settings(fake_openai):
+        assert events_process()["events"] == 1
+        assert ProfileAudit.objects.get().source == "offline"
+        assert list(ContextEvent.objects.values_list("processed", "llm_pending")) == [(True, True)]
+
+        for _ in range(3):  # still down: the retry pass stops at the first failure, nothing changes
+            fake_openai.enqueue_status(503)
+        assert llm_pending_retry() == 0
+        assert ContextEvent.objects.get().llm_pending is True
+
+        fake_openai.enqueue_chat(
+            json.dumps({"updated_scaffold": {"Role": "Engineer"}, "updated_working_memory": "Works at Infosys."})
+        )
+        assert llm_pending_retry() == 1  # back: the model gets the event the rules handled
+        assert llm_pending_retry() == 0  # once
+    prompt = fake_openai.chat_requests[-1].body["messages"][1]["content"]
+    assert "I work at Infosys" in prompt
+    profile = MemoryProfile.objects.get()
+    assert profile.working_memory == "Works at Infosys."
+    assert profile.scaffold["Role"] == "Engineer" and profile.scaffold["Work"] == "Works at Infosys"  # merged
+    assert ContextEvent.objects.get().llm_pending is False
+    assert list(ProfileAudit.objects.order_by("created_at").values_list("source", flat=True)) == [
+        "offline",
+        "llm_retry",
+    ]
+
+
+def test_without_an_llm_nothing_waits_for_one(api, tenant):
+    say(api, "I work at Infosys", "m1")
+    events_process()
+    assert ContextEvent.objects.get().llm_pending is False
+    assert llm_pending_retry() == 0
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,8 @@ class ContextEvent(UUIDModel):
     """The event bus row: every observation (message or agent observation) lands here first.
 
     `extracted_at` marks the inline extraction done (retried by a task if the request died before it);
-    `processed` marks the memory processor (narrative + scaffold) done.
+    `processed` marks the memory processor (narrative + scaffold) done; `llm_pending` that it was done by
+    the rules because the configured LLM failed: the processor retries it with the LLM when it answers again.
     """
 
     TYPE_MESSAGE = "message"
@@ -31,6 +32,7 @@ class ContextEvent(UUIDModel):
     source_metadata = models.JSONField(default=dict, blank=True)
     processed = models.BooleanField(default=False)
     processed_at = models.DateTimeField(null=True, blank=True)
+    llm_pending = models.BooleanField(default=False)
     extracted_at = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveIntegerField(default=0)
     last_error = models.TextField(blank=True, default="")
@@ -41,6 +43,7 @@ class ContextEvent(UUIDModel):
         indexes = [
             models.Index(fields=["tenant", "created_at"], name="event_pending_idx", condition=Q(processed=False)),
             models.Index(fields=["created_at"], name="event_unextracted_idx", condition=Q(extracted_at__isnull=True)),
+            models.Index(fields=["tenant", "created_at"], name="event_llm_pending_idx", condition=Q(llm_pending=True)),
         ]
 
     def __str__(self) -> str:

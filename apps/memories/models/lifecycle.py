@@ -32,7 +32,9 @@ class ProfileAudit(models.Model):
     id = models.BigAutoField(primary_key=True)
     profile = models.ForeignKey(MemoryProfile, on_delete=models.CASCADE, related_name="audits")
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
-    source = models.CharField(max_length=10, help_text="llm or offline")
+    source = models.CharField(
+        max_length=10, help_text="llm, offline, or llm_retry (the model on events the rules processed in its outage)"
+    )
     event_ids = models.JSONField(default=list)
     working_memory_before = models.TextField(blank=True, default="")
     working_memory_after = models.TextField(blank=True, default="")

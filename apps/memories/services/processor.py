@@ -62,29 +62,35 @@ def _entity_rows(tenant: Tenant, contact: Contact | None) -> list[profile_rules.
     ]
 
 
-def _synthesise(
+def _llm_output(
+    *, tenant: Tenant, profile: MemoryProfile, observations: list[profile_rules.Observation]
+) -> profile_rules.ProcessorOutput | None:
+    """The model's synthesis, or None when it failed or answered unusable JSON (logged)."""
+    try:
+        result = llm_complete_json(
+            system=profile_rules.PROCESSOR_SYSTEM,
+            user=profile_rules.processor_prompt(
+                working_memory=profile.working_memory, scaffold=profile.scaffold, observations=observations
+            ),
+            purpose="memory_processor",
+            tenant_id=str(tenant.pk),
+            max_tokens=1500,
+        )
+    except LLMUnavailable:
+        logger.warning("Memory processor: LLM unavailable; using the rules")
+        return None
+    parsed = profile_rules.parse_processor_output(result.data)
+    if parsed is None:
+        logger.warning("Memory processor: unusable LLM JSON; using the rules")
+    return parsed
+
+
+def _offline_output(
     *, tenant: Tenant, contact: Contact | None, profile: MemoryProfile, observations: list[profile_rules.Observation]
-) -> tuple[profile_rules.ProcessorOutput, str]:
-    if llm_is_configured():
-        try:
-            result = llm_complete_json(
-                system=profile_rules.PROCESSOR_SYSTEM,
-                user=profile_rules.processor_prompt(
-                    working_memory=profile.working_memory, scaffold=profile.scaffold, observations=observations
-                ),
-                purpose="memory_processor",
-                tenant_id=str(tenant.pk),
-                max_tokens=1500,
-            )
-            parsed = profile_rules.parse_processor_output(result.data)
-            if parsed is not None:
-                return parsed, "llm"
-            logger.warning("Memory processor: unusable LLM JSON; using the rules")
-        except LLMUnavailable:
-            logger.warning("Memory processor: LLM unavailable; using the rules")
+) -> profile_rules.ProcessorOutput:
     memories = _memory_rows(tenant, contact)
     subject = (contact.display_name or contact.external_id) if contact is not None else tenant.name
-    output = profile_rules.ProcessorOutput(
+    return profile_rules.ProcessorOutput(
         scaffold=profile_rules.offline_scaffold(
             previous=profile.scaffold,
             memories=memories,
@@ -99,31 +105,37 @@ def _synthesise(
         # are standalone statements worth embedding as they are
         facts_to_embed=[o.content for o in observations if o.event_type == "learned_fact"],
     )
-    return output, "offline"
 
 
-def scope_events_process(
-    *, tenant: Tenant, contact: Contact | None, event_ids: list[Any], now: datetime | None = None
+def _apply(
+    *,
+    tenant: Tenant,
+    contact: Contact | None,
+    profile: MemoryProfile,
+    events: list[ContextEvent],
+    output: profile_rules.ProcessorOutput,
+    source: str,
+    retry: bool,
+    now: datetime,
 ) -> ProfileAudit | None:
-    now = now or timezone.now()
-    events = list(ContextEvent.objects.filter(pk__in=event_ids, processed=False).order_by("created_at"))
-    if not events:
-        return None
-    profile, _ = MemoryProfile.objects.get_or_create(tenant=tenant, contact=contact)
-    observations = _observations(events)
-    output, source = _synthesise(tenant=tenant, contact=contact, profile=profile, observations=observations)
+    """Apply an output to the scope's profile atomically, claiming its events first (SKIP LOCKED: another
+    worker applying them wins). The model's scaffold is merged into the profile's (keys it left out stay);
+    the rules' scaffold is built from the previous one already. `retry`: the events were processed by the
+    rules after an LLM failure, and this is the model's answer for them."""
     with transaction.atomic():
         profile = MemoryProfile.objects.select_for_update().get(pk=profile.pk)
+        claim = {"llm_pending": True} if retry else {"processed": False}
         pending = list(
             ContextEvent.objects.select_for_update(skip_locked=True)
-            .filter(pk__in=[event.pk for event in events], processed=False)
+            .filter(pk__in=[event.pk for event in events], **claim)
             .values_list("pk", flat=True)
         )
         if not pending:
             return None  # another worker took them
         before_memory, before_scaffold = profile.working_memory, profile.scaffold
+        scaffold = profile_rules.normalise_json_values(output.scaffold)
         profile.working_memory = output.working_memory
-        profile.scaffold = profile_rules.normalise_json_values(output.scaffold)
+        profile.scaffold = profile_rules.deep_merge(before_scaffold, scaffold) if source == "llm" else scaffold
         profile.version += 1
         profile.save()
         embedded: list[str] = []
@@ -141,11 +153,13 @@ def scope_events_process(
                 now=now,
             )
             embedded = [f"{change.action}: {change.memory.content}" for change in changes]
-        ContextEvent.objects.filter(pk__in=pending).update(processed=True, processed_at=now)
+        ContextEvent.objects.filter(pk__in=pending).update(
+            processed=True, processed_at=now, llm_pending=source == "offline" and llm_is_configured()
+        )
         return ProfileAudit.objects.create(
             profile=profile,
             tenant=tenant,
-            source=source,
+            source=f"{source}_retry" if retry else source,
             event_ids=[str(pk) for pk in pending],
             working_memory_before=before_memory,
             working_memory_after=profile.working_memory,
@@ -153,6 +167,69 @@ def scope_events_process(
             scaffold_after=profile.scaffold,
             facts_embedded=embedded,
         )
+
+
+def scope_events_process(
+    *, tenant: Tenant, contact: Contact | None, event_ids: list[Any], now: datetime | None = None
+) -> ProfileAudit | None:
+    """With an LLM configured the synthesis is the model's; without one, or when it fails, the rules' (and
+    the events are marked `llm_pending` for `llm_pending_retry` when an LLM is configured)."""
+    now = now or timezone.now()
+    events = list(ContextEvent.objects.filter(pk__in=event_ids, processed=False).order_by("created_at"))
+    if not events:
+        return None
+    profile, _ = MemoryProfile.objects.get_or_create(tenant=tenant, contact=contact)
+    observations = _observations(events)
+    output = _llm_output(tenant=tenant, profile=profile, observations=observations) if llm_is_configured() else None
+    source = "llm" if output is not None else "offline"
+    if output is None:
+        output = _offline_output(tenant=tenant, contact=contact, profile=profile, observations=observations)
+    return _apply(
+        tenant=tenant,
+        contact=contact,
+        profile=profile,
+        events=events,
+        output=output,
+        source=source,
+        retry=False,
+        now=now,
+    )
+
+
+def llm_pending_retry(*, scopes: int = 20, now: datetime | None = None) -> int:
+    """Events the rules processed while the LLM was failing, sent to the model again, scope by scope (at most
+    `scopes` per pass, oldest first). The first failure ends the pass: the model is still down, and each try
+    costs a timeout. Returns how many events the model has now processed."""
+    if not llm_is_configured():
+        return 0
+    now = now or timezone.now()
+    groups: dict[tuple[Any, Any], list[Any]] = defaultdict(list)
+    rows = ContextEvent.objects.filter(llm_pending=True).order_by("created_at")
+    for pk, tenant_id, contact_id in rows.values_list("pk", "tenant_id", "contact_id")[:2000]:
+        if (tenant_id, contact_id) in groups or len(groups) < scopes:
+            groups[(tenant_id, contact_id)].append(pk)
+    done = 0
+    tenants = Tenant.objects.in_bulk({tenant_id for tenant_id, _ in groups})
+    contacts = Contact.objects.in_bulk({contact_id for _, contact_id in groups if contact_id})
+    for (tenant_id, contact_id), event_ids in groups.items():
+        tenant, contact = tenants[tenant_id], contacts.get(contact_id) if contact_id else None
+        events = list(ContextEvent.objects.filter(pk__in=event_ids, llm_pending=True).order_by("created_at"))
+        profile, _ = MemoryProfile.objects.get_or_create(tenant=tenant, contact=contact)
+        output = _llm_output(tenant=tenant, profile=profile, observations=_observations(events))
+        if output is None:
+            break
+        audit = _apply(
+            tenant=tenant,
+            contact=contact,
+            profile=profile,
+            events=events,
+            output=output,
+            source="llm",
+            retry=True,
+            now=now,
+        )
+        done += len(audit.event_ids) if audit is not None else 0
+    return done
 
 
 def events_process(*, limit: int = 2000, now: datetime | None = None) -> dict[str, int]:
