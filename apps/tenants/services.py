@@ -57,6 +57,10 @@ def tenant_delete(*, tenant: Tenant) -> None:
     scopes (apps/core/redis.py)."""
     tenant_id = tenant.pk
     with transaction.atomic():
+        # the row lock before Django collects the rows to cascade: a worker whose insert of a row of this
+        # tenant commits meanwhile (its deferred foreign-key check locks the tenant row) waits, and then fails
+        # in its own transaction, instead of this deletion failing at commit on a row it never saw
+        Tenant.objects.select_for_update().filter(pk=tenant_id).first()
         tenant.delete()
         transaction.on_commit(lambda: scope_keys_forget_quietly(tenant_id=tenant_id, whole_tenant=True))
 

@@ -206,3 +206,41 @@ def test_each_stage_has_its_density(api, tenant, stage, token_budget, expected):
     body = api.get("/api/v1/context/asha", params).json()
 
     assert {memory["content"] for memory in body["memories"]} == expected
+
+
+def test_a_long_message_is_remembered_to_its_end(api):
+    """Past the rules' 2,000-character window: the message is chunked (50-300 tokens), every chunk extracted
+    and stored with the message as its source."""
+    places = [
+        "the river",
+        "the old fort",
+        "the market",
+        "the botanical garden",
+        "the harbour",
+        "the museum",
+        "the hills",
+        "the lake",
+        "the library",
+    ]
+    meals = ["dal and rice", "a mushroom risotto", "fish curry", "pancakes", "a lentil soup"]
+    topics = ["chess", "politics", "football", "books", "music", "taxes", "gardening"]
+    filler = "\n\n".join(
+        f"Day {day}: we walked to {places[day % 9]}, argued about {topics[day % 7]}"
+        f" and cooked {meals[day % 5]} for dinner."
+        for day in range(1, 46)
+    )
+    text = f"{filler}\n\nAnyway, news: I work as a pilot at Lufthansa now, and my sister Priya lives in Berlin."
+    assert len(text) > 4000
+    result = _say(api, text, "long-1")
+
+    memories = Memory.objects.filter(contact__external_id="asha")
+    assert memories.filter(memory_type="episode").count() > 1  # one per chunk, none cut off
+    assert all(memory.source_message_ids == ["long-1"] for memory in memories)
+    assert any("Lufthansa" in memory.content for memory in memories.filter(memory_type="fact"))
+    assert any("Lufthansa" in row["content"] for row in result["memories"])
+    episodes = memories.filter(memory_type="episode").order_by("metadata__chunk")
+    assert "".join(episode.content for episode in episodes).count("Day ") == 45  # every part kept
+    found = api.post(
+        "/api/v1/memories/search", {"query": "Where does Priya live?", "contact_id": "asha"}, format="json"
+    ).json()["results"]
+    assert "Berlin" in found[0]["content"]

@@ -123,5 +123,9 @@ def contact_delete(*, contact: Contact) -> None:
     cascade), and, once that commits, their Redis keys (session windows, lexicon, cached embeddings)."""
     tenant_id, contact_id = contact.tenant_id, contact.pk
     with transaction.atomic():
+        # the row lock before Django collects the rows to cascade: a concurrent write of a row of this contact
+        # that commits meanwhile waits (its deferred foreign-key check locks the contact row), then fails in its
+        # own transaction, instead of this deletion failing at commit on a row it never saw
+        Contact.objects.select_for_update().filter(pk=contact_id).first()
         contact.delete()
         transaction.on_commit(lambda: scope_keys_forget_quietly(tenant_id=tenant_id, contact_id=contact_id))

@@ -6,11 +6,13 @@ every conversation has run on the worker and the worker's queue has drained (doc
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.db import DatabaseError
 from django.utils import timezone
 
 from apps.conversations.models import Conversation
@@ -167,5 +169,8 @@ def run_locomo_http(
     finally:
         client.close()
         if not keep:
-            tenant_delete(tenant=tenant)
+            try:
+                tenant_delete(tenant=tenant)
+            except DatabaseError as exc:  # the figures matter more than the clean-up
+                print(f"could not delete the benchmark tenant {tenant.slug}: {exc}", file=sys.stderr)
     return run

@@ -32,9 +32,11 @@ from apps.conversations.services import conversations_get_or_create_many, messag
 from apps.conversations.window import windows_append
 from apps.core.exceptions import ApplicationError
 from apps.memories import scoring
+from apps.memories.chunking import semantic_chunks
 from apps.memories.embeddings import EmbedderUnavailable, cache_scope
 from apps.memories.extraction import ExtractedEntity, extract, salience, slugify
 from apps.memories.extraction.dates import format_day, mentioned_dates
+from apps.memories.extraction.rules import MAX_EPISODE_CHARS
 from apps.memories.models import ContextEvent
 from apps.memories.models.memory import INDEX_TERMS_LENGTH
 from apps.memories.selectors import EpisodeAnchor, EpisodeBefore, episodes_before
@@ -176,7 +178,50 @@ def memory_change_summary(change: MemoryChange) -> dict[str, Any]:
     }
 
 
+# A message longer than the rules read in one pass (they scan 2,000 characters; an episode keeps 1,000) is
+# split into semantic chunks (memory-logic.txt §1.3: 50-300 tokens; 200 keeps each chunk's episode whole),
+# and every chunk is extracted and stored, each with the message as its source.
+LONG_MESSAGE_CHARS = MAX_EPISODE_CHARS
+CHUNK_MAX_TOKENS = 200
+
+
 def _candidates_for_message(
+    *,
+    text: str,
+    role: str,
+    speaker: str,
+    is_tenant_scope: bool,
+    session_id: str = "",
+    occurred_at: datetime | None = None,
+) -> list[Candidate]:
+    """The candidates of one turn: those of its text, or, when it is long, of each of its chunks (marked
+    `chunk` i of `chunks` n in their metadata, in order)."""
+    chunks = semantic_chunks(text, max_tokens=CHUNK_MAX_TOKENS) if len(text) > LONG_MESSAGE_CHARS else [text]
+    if len(chunks) <= 1:
+        return _candidates_for_text(
+            text=text,
+            role=role,
+            speaker=speaker,
+            is_tenant_scope=is_tenant_scope,
+            session_id=session_id,
+            occurred_at=occurred_at,
+        )
+    candidates: list[Candidate] = []
+    for index, chunk in enumerate(chunks):
+        for candidate in _candidates_for_text(
+            text=chunk,
+            role=role,
+            speaker=speaker,
+            is_tenant_scope=is_tenant_scope,
+            session_id=session_id,
+            occurred_at=occurred_at,
+        ):
+            marked = {**candidate.metadata, "chunk": index, "chunks": len(chunks)}
+            candidates.append(replace(candidate, metadata=marked))
+    return candidates
+
+
+def _candidates_for_text(
     *,
     text: str,
     role: str,
