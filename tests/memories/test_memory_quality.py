@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+import json
+from datetime import datetime, timedelta
 
 import numpy as np
 import pytest
 from django.utils import timezone
 
 from apps.contacts.models import ContactState
+from apps.memories import scoring
 from apps.memories.models import Memory
+from apps.memories.services.consolidation import near_duplicates_merge
 from apps.memories.services.ingest import memory_add
 from apps.memories.services.writing import Candidate, MemoryVectors, memories_write
 from tests.factories import ContactFactory
@@ -244,3 +247,89 @@ def test_a_long_message_is_remembered_to_its_end(api):
         "/api/v1/memories/search", {"query": "Where does Priya live?", "contact_id": "asha"}, format="json"
     ).json()["results"]
     assert "Berlin" in found[0]["content"]
+
+
+def _at_cosine(cosine: float) -> np.ndarray:
+    """A unit vector at exactly `cosine` to _unit(0)."""
+    vector = np.zeros(384, dtype=np.float32)
+    vector[0], vector[1] = cosine, np.sqrt(1 - cosine**2)
+    return vector
+
+
+@pytest.mark.parametrize(("cosine", "action"), [(0.905, "reinforced"), (0.895, "created")])
+def test_inline_dedup_at_the_0_90_boundary(tenant, cosine, action):
+    contact = ContactFactory(tenant=tenant)
+    _write(tenant, contact, Candidate("fact", "Has a dog named Bruno", salience=0.5), _unit(0))
+    change = _write(tenant, contact, Candidate("fact", "Owns a dog called Bruno", salience=0.5), _at_cosine(cosine))
+    assert change.action == action
+
+
+def test_paraphrases_of_a_fact_reinforce_one_memory(api):
+    for index, text in enumerate(["I have a dog named Bruno.", "I've got a dog called Bruno."]):
+        _say(api, text, f"p{index}")
+    facts = Memory.objects.filter(memory_type="fact", content__contains="Bruno", valid_to__isnull=True)
+    assert facts.count() == 1
+    assert facts.get().source_message_ids == ["p0", "p1"]
+
+
+@pytest.mark.parametrize(("cosine", "merged"), [(0.925, 1), (0.915, 0)])
+def test_deferred_merge_at_the_0_92_boundary(tenant, cosine, merged):
+    """Episodes are only deduplicated inline above 0.97 (two similar days are two events); the deferred merge
+    joins those above 0.92, and no others."""
+    contact = ContactFactory(tenant=tenant)
+    first = _write(tenant, contact, Candidate("episode", "Walked Bruno by the lake", salience=0.5), _unit(0))
+    second = _write(tenant, contact, Candidate("episode", "Walked Bruno at the lake", salience=0.5), _at_cosine(cosine))
+    assert (first.action, second.action) == ("created", "created")
+    assert near_duplicates_merge(tenant=tenant, contact=contact) == merged
+    assert Memory.objects.filter(contact=contact, valid_to__isnull=True).count() == 2 - merged
+
+
+def test_a_flipped_preference_supersedes_the_old_one(api):
+    _say(api, "I love spicy food.", "f1")
+    _say(api, "I don't like spicy food anymore.", "f2")
+    preferences = Memory.objects.filter(memory_type="preference", content__icontains="spicy")
+    current = preferences.get(valid_to__isnull=True)
+    assert current.content.startswith("Doesn't like")
+    assert preferences.get(superseded_by=current).content.startswith("Likes") or preferences.get(
+        superseded_by=current
+    ).content.startswith("Loves")
+
+
+@pytest.mark.parametrize(
+    ("memory_type", "importance", "decay_rate"),
+    [("fact", 0.7, 0.003), ("preference", 0.8, 0.005), ("episode", 0.5, 0.008), ("pattern", 0.8, 0.004)],
+)
+def test_default_importance_and_decay_rate_per_type(tenant, memory_type, importance, decay_rate):
+    """contact-intelligence.txt §3.2's defaults; the brain (tenant scope) decays at 0.01 a day whatever the type."""
+    contact = ContactFactory(tenant=tenant)
+    for scope, expected_rate in ((contact, decay_rate), (None, 0.01)):
+        change = _write(
+            tenant, scope, Candidate(memory_type, f"A {memory_type} worth keeping", importance=importance), _unit(5)
+        )
+        assert change.memory.decay_rate == expected_rate
+    assert scoring.type_defaults(memory_type, is_tenant_scope=False) == (importance, decay_rate)
+
+
+def test_the_schedules_periodic_every_6_hours_deferred_after_300_seconds(tenant, settings):
+    from celery.schedules import crontab
+
+    from apps.conversations.models import Conversation
+    from apps.core.redis import get_redis
+    from apps.memories.services.scheduling import consolidation_schedule
+
+    assert settings.CELERY_BEAT_SCHEDULE["periodic-consolidation"] == {
+        "task": "apps.memories.tasks.periodic_consolidation_task",
+        "schedule": crontab(minute=0, hour="*/6"),
+    }
+    assert settings.ENGRAM["CONSOLIDATION_DELAY_SECONDS"] == 300
+    contact = ContactFactory(tenant=tenant)
+    now = timezone.now()
+    conversation = Conversation.objects.create(
+        tenant=tenant, contact=contact, external_id="c-300", started_at=now, last_message_at=now
+    )
+    get_redis().delete("celery")
+    assert consolidation_schedule(conversation=conversation) is True
+    (message,) = [json.loads(raw) for raw in get_redis().lrange("celery", 0, -1)]  # the broker's queue
+    assert message["headers"]["task"] == "apps.memories.tasks.consolidate_conversation_task"
+    eta = datetime.fromisoformat(message["headers"]["eta"])
+    assert abs((eta - now).total_seconds() - 300) < 10
