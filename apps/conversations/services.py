@@ -50,12 +50,13 @@ def conversations_get_or_create_many(
         found.update({c.external_id: c for c in Conversation.objects.filter(tenant=tenant, external_id__in=missing)})
     for external_id, contact, _, _ in wanted:
         conversation = found[external_id]
-        if contact is not None and conversation.contact_id not in (None, contact.pk):
+        if conversation.contact_id != (contact.pk if contact is not None else None):
+            whose = "the tenant's own (no contact)" if conversation.contact_id is None else "another contact"
             raise ApplicationError(
-                f"Conversation '{external_id}' belongs to another contact.",
+                f"Conversation '{external_id}' belongs to {whose}.",
                 code="conflict",
                 status_code=409,
-                details={"conversation_id": ["This conversation belongs to another contact."]},
+                details={"conversation_id": [f"This conversation belongs to {whose}."]},
             )
     return found
 

@@ -75,7 +75,8 @@ class RevisionOutputSerializer(serializers.ModelSerializer):
 
 
 class IngestMessageSerializer(serializers.Serializer):
-    contact_id = StrictCharField(max_length=255)
+    # omitted or null: the tenant's own conversation with its AI (owner, assistant, tool turns): the brain
+    contact_id = StrictCharField(max_length=255, required=False, allow_null=True, default=None)
     conversation_id = StrictCharField(max_length=255)
     message = StrictCharField(max_length=MAX_MESSAGE_CHARS, trim_whitespace=False)
     role = serializers.ChoiceField(choices=Message.ROLES)
@@ -86,8 +87,8 @@ class IngestMessageSerializer(serializers.Serializer):
     display_name = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
     metadata = serializers.DictField(required=False, default=dict)
 
-    def validate_contact_id(self, value: str) -> str:
-        if "/" in value:
+    def validate_contact_id(self, value: str | None) -> str | None:
+        if value is not None and "/" in value:
             raise serializers.ValidationError("'/' is not allowed (ids are part of URLs).")
         return value
 

@@ -59,7 +59,7 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class IngestItem:
-    contact_id: str
+    contact_id: str | None  # None: the tenant's own conversation with its AI (the brain learns from it)
     conversation_id: str
     message: str
     role: str = Message.ROLE_USER
@@ -491,8 +491,12 @@ def _persist_batch(*, tenant: Tenant, items: Sequence[IngestItem]) -> list[_Pers
     earlier in the batch or in the ledger — is a duplicate: nothing is written for it."""
     now = timezone.now()
     with transaction.atomic():
-        contacts = contacts_get_or_create_many(
-            tenant=tenant, wanted=[(item.contact_id, item.display_name, item.channel) for item in items]
+        contacts: dict[str | None, Contact | None] = {None: None}
+        contacts.update(
+            contacts_get_or_create_many(
+                tenant=tenant,
+                wanted=[(item.contact_id, item.display_name, item.channel) for item in items if item.contact_id],
+            )
         )
         conversations = conversations_get_or_create_many(
             tenant=tenant,
@@ -515,7 +519,8 @@ def _persist_batch(*, tenant: Tenant, items: Sequence[IngestItem]) -> list[_Pers
             conversation = conversations[item.conversation_id]
             known = existing.get(item.message_id) if item.message_id else None
             if known is not None:
-                if known.conversation.external_id != item.conversation_id or known.contact_id != contact.pk:
+                owner = contact.pk if contact is not None else None
+                if known.conversation.external_id != item.conversation_id or known.contact_id != owner:
                     raise ApplicationError(
                         f"message_id '{item.message_id}' was already used for another conversation or contact.",
                         code="conflict",
