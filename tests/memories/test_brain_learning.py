@@ -3,9 +3,13 @@ contact runs the tenant rules inline."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 
 from apps.memories.models import Memory
+from apps.memories.services.periodic import scope_consolidate
 
 pytestmark = pytest.mark.django_db
 
@@ -53,3 +57,58 @@ def test_brain_and_contact_conversations_do_not_mix(api):
         format="json",
     )
     assert _brain_say(api, "Note to self.", "o2", conversation="c-asha").status_code == 409
+
+
+def _contact_says(api, contact_id: str, text: str, days_ago: float, index: int) -> None:
+    body = {
+        "contact_id": contact_id,
+        "conversation_id": f"c-{contact_id}-{index}",
+        "message": text,
+        "role": "user",
+        "occurred_at": (timezone.now() - timedelta(days=days_ago)).isoformat(),
+    }
+    assert api.post("/api/v1/ingest", body, format="json").status_code == 202
+
+
+def test_the_insight_engine_turns_trends_across_contacts_into_brain_memories(api, tenant):
+    """Run with the brain's scope in the 6-hourly job: a name several contacts bring up this week (more than
+    twice last week's) becomes a brain pattern; a shift in the share of negative moods a brain fact."""
+    for index, contact_id in enumerate(["ann", "bob", "cyd", "dee"]):
+        _contact_says(api, contact_id, "Our neighbourhood now orders everything from Zomato, it is great.", 1, index)
+    _contact_says(api, "eve", "We ordered from Zomato once, long ago.", 10, 0)
+    _contact_says(api, "eve", "I stopped using Swiggy this week.", 2, 1)  # one contact: no trend
+    for index in range(12):  # last week: calm
+        _contact_says(api, f"calm-{index}", "Thanks, all good here, lovely day today.", 9, index)
+    for index in range(20):  # this week: upset
+        _contact_says(api, f"upset-{index}", "I am so angry and frustrated with this, it is awful.", 2, index)
+
+    stats = scope_consolidate(tenant=tenant, contact=None)
+
+    assert stats["insights"] == 2
+    brain = Memory.objects.filter(tenant=tenant, contact__isnull=True, valid_to__isnull=True)
+    trend = brain.get(memory_type="pattern", slot="insight:topic:name:zomato")
+    assert trend.content.startswith("Trending with contacts: Zomato") and "4 contacts this week, 1" in trend.content
+    assert not brain.filter(slot__contains="swiggy").exists()
+    mood = brain.get(memory_type="fact", slot="insight:mood")
+    assert "up from 0%" in mood.content
+    found = api.post("/api/v1/memories/search", {"query": "what are contacts talking about?"}, format="json")
+    assert any("Zomato" in row["content"] for row in found.json()["results"])
+
+    scope_consolidate(tenant=tenant, contact=None)  # the same trends again: reinforced, not repeated
+    assert brain.filter(slot__startswith="insight:").count() == 2
+
+
+@pytest.mark.parametrize(
+    ("now", "before", "expected"),
+    [
+        ((10, 20), (2, 20), "up from 10%"),
+        ((2, 20), (10, 20), "down from 50%"),
+        ((4, 20), (2, 20), None),
+        ((10, 19), (0, 20), None),
+    ],
+)
+def test_mood_trend_rule(now, before, expected):
+    from apps.memories.insight_rules import mood_trend
+
+    trend = mood_trend(negative_now=now[0], total_now=now[1], negative_before=before[0], total_before=before[1])
+    assert (trend.content if trend else None) == expected or expected in trend.content

@@ -23,6 +23,7 @@ from django.utils import timezone
 from apps.contacts.models import Contact
 from apps.memories.models import ConsolidationRun, Memory
 from apps.memories.services.consolidation import run_logged
+from apps.memories.services.insights import tenant_insights_detect
 from apps.memories.services.lifecycle import memories_purge, periodic_scope_consolidate
 from apps.tenants.models import Tenant
 
@@ -74,6 +75,8 @@ def scope_consolidate(
             totals: Counter[str] = Counter(periodic_scope_consolidate(tenant=tenant, contact=contact, now=now))
             if after_scope is not None and contact is not None:
                 totals.update(after_scope(tenant, contact, now))
+            if contact is None:  # the brain's run: trends across the tenant's contacts become brain memories
+                totals.update(tenant_insights_detect(tenant=tenant, now=now))
             stats.update(totals)
     return dict(totals)
 
