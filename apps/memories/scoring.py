@@ -34,13 +34,16 @@ SEED_TYPE_MAP: dict[str, str] = {
 STORE_THRESHOLD = 0.3  # below this a chunk is not stored as semantic memory (the message stays in the ledger)
 
 
-def is_discarded(*, raw: float, replaces: bool) -> bool:
-    """memory-logic.txt §1.5: an extraction whose importance — the spec's formula, novelty × 0.6 + salience ×
-    0.4, before any blending with the type default — is below STORE_THRESHOLD is not stored (it stays in the
-    ledger, and a later mention may store it). A correction is always stored: dropping it would leave the
-    value it corrects current. Memories with an explicit importance (API adds, patterns) are never judged.
-    What is stored keeps the blended importance, which the type's decay floor (DECAY_FLOOR) bounds later."""
-    return raw < STORE_THRESHOLD and not replaces
+def is_discarded(*, memory_type: str, raw: float, replaces: bool) -> bool:
+    """memory-logic.txt §1.5: an extracted fact or preference whose importance — the spec's formula, novelty ×
+    0.6 + salience × 0.4, before any blending with the type default — is below STORE_THRESHOLD is not stored
+    (the turn stays in the ledger and its episode in memory; a later mention may store it). A correction is
+    always stored: dropping it would leave the value it corrects current. Episodes are never discarded: an
+    episode is the record that a turn was said, and finding what was said depends on it — discarding them by
+    this rule cut LoCoMo R@10 through HTTP from 0.805 to 0.579 (docs/benchmarks.md). Memories with an
+    explicit importance (API adds, patterns) are never judged. What is stored keeps the blended importance,
+    which the type's decay floor (DECAY_FLOOR) bounds later."""
+    return memory_type != EPISODE and raw < STORE_THRESHOLD and not replaces
 
 
 REINFORCE_BOOST = 0.05

@@ -333,3 +333,12 @@ def test_the_schedules_periodic_every_6_hours_deferred_after_300_seconds(tenant,
     assert message["headers"]["task"] == "apps.memories.tasks.consolidate_conversation_task"
     eta = datetime.fromisoformat(message["headers"]["eta"])
     assert abs((eta - now).total_seconds() - 300) < 10
+
+
+def test_an_episode_is_never_discarded(tenant):
+    """The record that a turn was said: the discard rule judges facts and preferences only."""
+    contact = ContactFactory(tenant=tenant)
+    for index in range(10):
+        _write(tenant, contact, Candidate("episode", f"Said thing {index}", salience=0.5), _unit(index))
+    dull = _write(tenant, contact, Candidate("episode", "Okay, sounds ordinary", salience=0.0), _unit(*range(10)))
+    assert dull.action == "created"  # raw 0.0

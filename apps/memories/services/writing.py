@@ -513,8 +513,8 @@ def memories_write(
     - an exact or near duplicate (cosine ≥ 0.90, same type, same preference polarity) is not stored:
       the existing memory is reinforced (+0.05 importance, access count, provenance appended);
     - a fact with the same slot (or an explicit correction, or a flipped preference) supersedes the old;
-    - a candidate whose spec importance (novelty × 0.6 + salience × 0.4) is below 0.3 is discarded unless
-      it corrects something (`scoring.is_discarded`): the message stays in the ledger.
+    - a fact or preference whose spec importance (novelty × 0.6 + salience × 0.4) is below 0.3 is discarded
+      unless it corrects something (`scoring.is_discarded`); episodes are kept: the record of the turn.
 
     Provenance is per candidate (`provenance`, a whole ingest batch in one call) or shared by all
     (`occurred_at` and the source ids). A constant number of statements however many candidates.
@@ -641,7 +641,7 @@ def _write_one(
         raw, importance = scoring.importance_score(
             novelty=novelty, salience=candidate.salience, type_default=type_default
         )
-        if scoring.is_discarded(raw=raw, replaces=bool(targets)):
+        if scoring.is_discarded(memory_type=candidate.memory_type, raw=raw, replaces=bool(targets)):
             skipped = Memory(
                 tenant=tenant, contact=contact, memory_type=candidate.memory_type, content=candidate.content
             )
