@@ -12,6 +12,7 @@ from apps.contacts.apis import (
 )
 from apps.conversations.apis import ConversationDetailApi, ConversationMessagesApi
 from apps.memories.apis import (
+    ContactExportApi,
     ContactProfileApi,
     ConversationCloseApi,
     EventDetailApi,
@@ -35,6 +36,7 @@ urlpatterns = [
     path("triggers", TriggerListApi.as_view(), name="triggers"),
     path("triggers/<uuid:trigger_id>/done", TriggerCompleteApi.as_view(), name="trigger-done"),
     path("contacts/<str:contact_id>/profile", ContactProfileApi.as_view(), name="contact-profile"),
+    path("contacts/<str:contact_id>/export", ContactExportApi.as_view(), name="contact-export"),
     path("conversations/<str:conversation_id>/close", ConversationCloseApi.as_view(), name="conversation-close"),
     path(
         "conversations/<str:conversation_id>/messages", ConversationMessagesApi.as_view(), name="conversation-messages"

@@ -2,10 +2,19 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin
+from django.contrib.admin.models import LogEntry
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from apps.contacts.models import Contact, ContactState, CrisisReview, Insight, InteractionLog, Trigger
+from apps.contacts.models import (
+    Contact,
+    ContactState,
+    CrisisReview,
+    ErasureRecord,
+    Insight,
+    InteractionLog,
+    Trigger,
+)
 from apps.contacts.services import contact_delete, contact_update
 from apps.contacts.services.state import crisis_review_resolve
 
@@ -80,11 +89,16 @@ class ContactAdmin(admin.ModelAdmin):
         contact_update(contact=obj, data={name: form.cleaned_data[name] for name in form.changed_data})
 
     def delete_model(self, request: HttpRequest, obj: Contact) -> None:
-        contact_delete(contact=obj)
+        contact_delete(contact=obj, actor=f"user:{request.user}")
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Contact]) -> None:
         for contact in queryset:
-            contact_delete(contact=contact)
+            contact_delete(contact=contact, actor=f"user:{request.user}")
+
+    def log_deletions(self, request: HttpRequest, queryset: QuerySet[Contact]) -> list[LogEntry]:
+        """No admin LogEntry (its object_repr would keep the contact's name after the erasure): the
+        ErasureRecord that contact_delete writes is the audit."""
+        return []
 
 
 @admin.register(ContactState)
@@ -152,6 +166,16 @@ class TriggerAdmin(ReadOnlyAdmin):
     list_display = ("contact", "kind", "due_at", "status", "reason")
     list_filter = ("kind", "status", "tenant")
     search_fields = ("contact__external_id", "reason")
+
+
+@admin.register(ErasureRecord)
+class ErasureRecordAdmin(ReadOnlyAdmin):
+    list_display = ("erased_at", "tenant", "contact_digest", "actor", "redis_keys")
+    list_filter = ("tenant",)
+    search_fields = ("contact_digest", "actor")
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False  # the audit outlives what it records
 
 
 @admin.register(Insight)

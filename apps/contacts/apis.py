@@ -80,7 +80,7 @@ class ContactDetailApi(TenantAPIView):
 
     @extend_schema(responses={204: None})
     def delete(self, request: Request, contact_id: str) -> Response:
-        contact_delete(contact=contact_get(tenant=self.tenant, external_id=contact_id))
+        contact_delete(contact=contact_get(tenant=self.tenant, external_id=contact_id), actor=self.actor)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

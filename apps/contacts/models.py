@@ -159,3 +159,23 @@ class Insight(models.Model):
 
     def __str__(self) -> str:
         return self.text[:80]
+
+
+class ErasureRecord(models.Model):
+    """That a contact was erased, by whom and when, and how many rows went — without personal data: the
+    contact is named only by a keyed digest of its id (`contact_digest`), which proves an erasure to someone
+    who knows the id without storing it. It outlives the contact by design (GDPR art. 17 accountability)."""
+
+    id = models.BigAutoField(primary_key=True)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="erasures")
+    contact_digest = models.CharField(max_length=64, db_index=True)
+    actor = models.CharField(max_length=150)
+    erased_at = models.DateTimeField(auto_now_add=True)
+    rows = models.JSONField(default=dict, help_text="Rows deleted per model, e.g. {'memories.Memory': 12}.")
+    redis_keys = models.IntegerField(null=True, blank=True, help_text="Redis keys erased (null: Redis unreachable).")
+
+    class Meta:
+        ordering = ["-erased_at"]
+
+    def __str__(self) -> str:
+        return f"erasure {self.contact_digest[:12]} by {self.actor}"

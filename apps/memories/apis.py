@@ -16,6 +16,7 @@ from apps.core.pagination import LimitOffset
 from apps.memories import scoring
 from apps.memories.models import ContextEvent, Memory, MemoryRevision
 from apps.memories.selectors import event_get, memory_get, memory_history, memory_list
+from apps.memories.selectors_export import contact_export
 from apps.memories.services.editing import MAX_MEMORY_CHARS, memory_delete, memory_edit
 from apps.memories.services.ingest import IngestItem, IngestOutcome, ingest_messages, memory_add, observation_record
 from apps.tenants.api import TenantAPIView
@@ -318,6 +319,16 @@ class MemoryTypesApi(TenantAPIView):
                 "tenant_decay_per_day": scoring.TENANT_DECAY_RATE,
             }
         )
+
+
+class ContactExportApi(TenantAPIView):
+    """Everything held about one contact (GDPR art. 15): messages, events, memories with their history,
+    entities, state, profile, mood history (apps/memories/selectors_export.py)."""
+
+    @extend_schema(responses={200: dict})
+    def get(self, request: Request, contact_id: str) -> Response:
+        contact = contact_get(tenant=self.tenant, external_id=contact_id)
+        return Response(contact_export(tenant=self.tenant, contact=contact))
 
 
 class ContactProfileApi(TenantAPIView):

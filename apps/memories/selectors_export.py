@@ -9,7 +9,7 @@ from apps.contacts.models import Contact, InteractionLog
 from apps.contacts.selectors import contact_state_snapshot
 from apps.conversations.models import Message
 from apps.entities.models import Entity
-from apps.memories.models import Memory, MemoryProfile, MemoryRevision
+from apps.memories.models import ContextEvent, Memory, MemoryProfile, MemoryRevision
 from apps.tenants.models import Tenant
 
 EXPORT_VERSION = 1
@@ -112,6 +112,19 @@ def contact_export(*, tenant: Tenant, contact: Contact) -> dict[str, Any]:
                 "message_id": row.message_id,
             }
             for row in InteractionLog.objects.filter(tenant=tenant, contact=contact).order_by("occurred_at", "id")
+        ],
+        "events": [
+            {
+                "event_id": str(event.pk),
+                "event_type": event.event_type,
+                "content": event.content,
+                "source_metadata": event.source_metadata,
+                "result": event.result,
+                "extracted_at": _iso(event.extracted_at),
+                "processed_at": _iso(event.processed_at),
+                "created_at": _iso(event.created_at),
+            }
+            for event in ContextEvent.objects.filter(tenant=tenant, contact=contact).order_by("created_at", "id")
         ],
         "messages": [
             {

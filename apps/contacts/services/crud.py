@@ -1,14 +1,20 @@
 from __future__ import annotations
 
+import hashlib
+import hmac
+import logging
 from collections.abc import Sequence
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 
-from apps.contacts.models import Contact
+from apps.contacts.models import Contact, ErasureRecord
 from apps.core.exceptions import ApplicationError
-from apps.core.redis import scope_keys_forget_quietly
+from apps.core.redis import RedisError, scope_keys_forget
 from apps.tenants.models import Tenant
+
+logger = logging.getLogger(__name__)
 
 MAX_EXTERNAL_ID_LENGTH = 255
 
@@ -118,14 +124,40 @@ def contact_update(*, contact: Contact, data: dict[str, Any]) -> Contact:
     return contact
 
 
-def contact_delete(*, contact: Contact) -> None:
-    """Erase a contact and everything remembered about them: their rows (messages, memories, entities, state
-    cascade), and, once that commits, their Redis keys (session windows, lexicon, cached embeddings)."""
+def contact_digest(*, tenant_id: Any, external_id: str) -> str:
+    """A keyed digest of a contact's id (HMAC-SHA256 with the SECRET_KEY): names an erased contact in the
+    audit without keeping the id."""
+    message = f"{tenant_id}:{external_id}".encode()
+    return hmac.new(settings.SECRET_KEY.encode(), message, hashlib.sha256).hexdigest()
+
+
+def contact_delete(*, contact: Contact, actor: str = "system") -> ErasureRecord:
+    """Erase a contact and everything remembered about them (GDPR art. 17): their rows (messages, events,
+    memories with their history, entities, state, mood log, reviews, triggers cascade), and, once that commits,
+    their Redis keys (session windows, lexicon, cached embeddings). An ErasureRecord without personal data
+    says who erased whom (by digest), when, and how many rows went."""
     tenant_id, contact_id = contact.tenant_id, contact.pk
+    digest = contact_digest(tenant_id=tenant_id, external_id=contact.external_id)
     with transaction.atomic():
         # the row lock before Django collects the rows to cascade: a concurrent write of a row of this contact
         # that commits meanwhile waits (its deferred foreign-key check locks the contact row), then fails in its
         # own transaction, instead of this deletion failing at commit on a row it never saw
         Contact.objects.select_for_update().filter(pk=contact_id).first()
-        contact.delete()
-        transaction.on_commit(lambda: scope_keys_forget_quietly(tenant_id=tenant_id, contact_id=contact_id))
+        _, deleted = contact.delete()
+        record = ErasureRecord.objects.create(
+            tenant_id=tenant_id,
+            contact_digest=digest,
+            actor=actor[:150],
+            rows={label: count for label, count in sorted(deleted.items()) if count},
+        )
+        transaction.on_commit(lambda: _redis_forget(record=record, tenant_id=tenant_id, contact_id=contact_id))
+    return record
+
+
+def _redis_forget(*, record: ErasureRecord, tenant_id: Any, contact_id: Any) -> None:
+    try:
+        removed = scope_keys_forget(tenant_id=tenant_id, contact_id=contact_id)
+    except RedisError as exc:  # what Redis keeps expires by itself (apps/core/redis.py)
+        logger.warning("Redis unavailable: keys of an erased contact not removed (%s)", exc)
+        return
+    ErasureRecord.objects.filter(pk=record.pk).update(redis_keys=removed)
