@@ -8,6 +8,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.views.defaults import page_not_found
 from rest_framework import exceptions, status
@@ -17,6 +18,8 @@ from rest_framework.views import exception_handler
 from apps.core.exceptions import ApplicationError
 
 logger = logging.getLogger(__name__)
+
+QUERY_CANCELED = "57014"  # PostgreSQL's SQLSTATE for a statement cancelled by statement_timeout
 
 
 def error_body(code: str, message: str, details: Any = None) -> dict[str, Any]:
@@ -44,6 +47,14 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
             error_body("too_large", f"The request body is larger than {limit} bytes."),
             status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
         )
+    if isinstance(exc, OperationalError):  # PostgreSQL down or restarting, or a statement over its timeout
+        timed_out = getattr(exc.__cause__, "sqlstate", "") == QUERY_CANCELED
+        logger.error("API request failed on the database: %s", exc)
+        if timed_out:
+            body = error_body("timeout", "The request took too long and was cancelled; retry, or narrow it.")
+        else:
+            body = error_body("database_unavailable", "The database is unavailable; retry shortly.")
+        return Response(body, status=status.HTTP_503_SERVICE_UNAVAILABLE, headers={"Retry-After": "5"})
     if isinstance(exc, RecursionError):  # json.loads on a body nested thousands of levels deep
         exc = exceptions.ParseError("JSON parse error - nested too deeply.")
     if isinstance(exc, DjangoValidationError):

@@ -77,6 +77,11 @@ def database_config(url: str) -> dict[str, Any]:
     # HNSW: a wider candidate list, and keep scanning until enough rows pass the tenant/contact filter
     # (pgvector ≥ 0.8 iterative index scans), so scoped vector search never comes back short.
     hnsw = "-c hnsw.ef_search=100 -c hnsw.iterative_scan=relaxed_order"
+    # a statement running longer is cancelled (the API answers 503 "timeout"): one heavy request cannot hold
+    # a connection and the CPU for ever. `make run` sets it for the web processes only (not the worker).
+    timeout_ms = env.int("ENGRAM_STATEMENT_TIMEOUT_MS", default=0)
+    if timeout_ms > 0:
+        hnsw += f" -c statement_timeout={timeout_ms}"
     options["options"] = f"{options['options']} {hnsw}" if options.get("options") else hnsw
     config["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=60)
     config["CONN_HEALTH_CHECKS"] = True
@@ -112,6 +117,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "EXCEPTION_HANDLER": "apps.core.exception_handler.api_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_THROTTLE_CLASSES": ["apps.tenants.throttling.ApiKeyRateThrottle"],
     "UNAUTHENTICATED_USER": None,
 }
 
@@ -168,6 +174,8 @@ ENGRAM = {
     "CONSOLIDATION_DELAY_SECONDS": env.int("ENGRAM_CONSOLIDATION_DELAY_SECONDS", default=5 * 60),
     "MAX_MESSAGE_CHARS": 32_000,
     "MAX_BATCH_MESSAGES": 500,
+    # requests per minute per API key (0: unlimited); over it 429 with Retry-After (apps/tenants/throttling.py)
+    "RATE_LIMIT_PER_MINUTE": env.int("ENGRAM_RATE_LIMIT_PER_MINUTE", default=6000),
     "MAX_DOCUMENT_BYTES": 2 * 1024 * 1024,
     "EMBEDDER": env.str("ENGRAM_EMBEDDER", default="local"),
     # ONNX threads of the local embedder per process: one. Several web workers and the Celery worker share

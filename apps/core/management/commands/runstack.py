@@ -98,7 +98,10 @@ class Command(BaseCommand):
                 f"--pidfile={embedded.VAR_DIR / 'celerybeat.pid'}",
             ],
         }
-        processes = {name: subprocess.Popen(cmd, env=child_env) for name, cmd in commands.items()}
+        web_env = {**child_env, "ENGRAM_STATEMENT_TIMEOUT_MS": os.environ.get("ENGRAM_STATEMENT_TIMEOUT_MS", "15000")}
+        processes = {
+            name: subprocess.Popen(cmd, env=web_env if name == "web" else child_env) for name, cmd in commands.items()
+        }
 
         base = f"http://{options['host']}:{options['port']}"
         self.stdout.write(

@@ -1,0 +1,49 @@
+"""Per-key rate limit and the statement timeout (docs/api.md "Limits")."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test import override_settings
+
+from apps.core.redis import get_redis
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def limit_of_three(settings):
+    settings.ENGRAM = {**settings.ENGRAM, "RATE_LIMIT_PER_MINUTE": 3}
+    get_redis().delete(*get_redis().keys("engram:throttle:*") or ["-"])
+
+
+def test_a_key_over_its_limit_gets_429_with_retry_after(api, other_api, limit_of_three):
+    answers = [api.get("/api/v1/contacts").status_code for _ in range(4)]
+    assert answers == [200, 200, 200, 429]
+    refused = api.get("/api/v1/contacts")
+    assert refused.json()["error"]["code"] == "throttled"
+    assert 0 < int(refused["Retry-After"]) <= 60
+    assert other_api.get("/api/v1/contacts").status_code == 200  # per key, not per tenant or server
+
+
+def test_the_limit_fails_open_when_redis_is_down(api, limit_of_three):
+    get_redis.cache_clear()
+    try:
+        with override_settings(REDIS_URL="redis://127.0.0.1:1/0"):  # nothing listens there
+            assert [api.get("/api/v1/contacts").status_code for _ in range(5)] == [200] * 5
+    finally:
+        get_redis.cache_clear()
+
+
+def test_a_statement_over_the_timeout_is_a_503_not_a_500(api):
+    api.post(
+        "/api/v1/ingest",
+        {"contact_id": "a", "conversation_id": "c", "message": "I live in Pune", "role": "user"},
+        format="json",
+    )
+    with connection.cursor() as cursor:
+        cursor.execute("SET statement_timeout = 1")  # what ENGRAM_STATEMENT_TIMEOUT_MS sets, made tiny
+    response = api.post("/api/v1/memories/search", {"query": "where do I live?", "contact_id": "a"}, format="json")
+    assert response.status_code == 503
+    assert response.json()["error"]["code"] == "timeout"
+    assert response["Retry-After"] == "5"
