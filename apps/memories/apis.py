@@ -218,7 +218,7 @@ class MemoryListCreateApi(TenantAPIView):
 
     class InputSerializer(serializers.Serializer):
         content = StrictCharField(max_length=MAX_MEMORY_CHARS)
-        memory_type = serializers.ChoiceField(choices=[*scoring.MEMORY_TYPES, *scoring.SEED_TYPE_MAP])
+        memory_type = serializers.ChoiceField(choices=scoring.ACCEPTED_MEMORY_TYPES)
         contact_id = StrictCharField(max_length=255, required=False, allow_null=True)
         importance = serializers.FloatField(min_value=0.0, max_value=1.0, required=False, allow_null=True)
         is_pinned = serializers.BooleanField(required=False, default=False)
@@ -307,6 +307,7 @@ class MemoryHistoryApi(TenantAPIView):
 
 
 class MemoryTypesApi(TenantAPIView):
+    @extend_schema(responses={200: dict})
     def get(self, request: Request) -> Response:
         return Response(
             {
@@ -334,6 +335,7 @@ class ContactExportApi(TenantAPIView):
 class ContactProfileApi(TenantAPIView):
     """Working memory (narrative) and information scaffold of a contact, from the memory processor."""
 
+    @extend_schema(responses={200: dict})
     def get(self, request: Request, contact_id: str) -> Response:
         from apps.memories.models import MemoryProfile
 
@@ -355,6 +357,7 @@ class ContactProfileApi(TenantAPIView):
 class ConversationCloseApi(TenantAPIView):
     """Close a conversation: its session window is flushed now instead of after 5 idle minutes."""
 
+    @extend_schema(request=None, responses={200: dict})
     def post(self, request: Request, conversation_id: str) -> Response:
         from apps.conversations.selectors import conversation_get
         from apps.memories.services.sessions import conversation_flush

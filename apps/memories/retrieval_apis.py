@@ -35,7 +35,7 @@ class MemorySearchApi(TenantAPIView):
         contact_id = StrictCharField(max_length=255, required=False, allow_null=True)
         top_k = serializers.IntegerField(min_value=1, max_value=50, required=False, default=10)
         memory_types = serializers.ListField(
-            child=serializers.ChoiceField(choices=[*scoring.MEMORY_TYPES, *scoring.SEED_TYPE_MAP]),
+            child=serializers.ChoiceField(choices=scoring.ACCEPTED_MEMORY_TYPES),
             required=False,
             default=list,
         )

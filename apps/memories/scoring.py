@@ -30,6 +30,8 @@ SEED_TYPE_MAP: dict[str, str] = {
     "episodic": EPISODE,
     "working": EPISODE,  # session-bound: stored as an episode that expires with the session window (24 h)
 }
+# what the API accepts as a memory type: Engram's four and the seed specs' names
+ACCEPTED_MEMORY_TYPES = (*MEMORY_TYPES, *SEED_TYPE_MAP)
 
 STORE_THRESHOLD = 0.3  # below this a chunk is not stored as semantic memory (the message stays in the ledger)
 

@@ -116,7 +116,7 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "EXCEPTION_HANDLER": "apps.core.exception_handler.api_exception_handler",
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "apps.core.schema.EngramAutoSchema",
     "DEFAULT_THROTTLE_CLASSES": ["apps.tenants.throttling.ApiKeyRateThrottle"],
     "UNAUTHENTICATED_USER": None,
 }
@@ -127,6 +127,10 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SCHEMA_PATH_PREFIX": "/api/v1",
+    "ENUM_NAME_OVERRIDES": {
+        "AcceptedMemoryTypeEnum": "apps.memories.scoring.ACCEPTED_MEMORY_TYPES",
+        "MemoryTypeEnum": "apps.memories.models.memory.MemoryType",
+    },
 }
 
 # --- Celery -----------------------------------------------------------------------------------
