@@ -3,13 +3,14 @@ from __future__ import annotations
 from django.conf import settings
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.core.exceptions import ApplicationError, NotFound
 from apps.core.fields import StrictCharField
 from apps.core.pagination import LimitOffset
+from apps.core.parsers import StorableJSONParser
 from apps.memories.models import KnowledgeDocument
 from apps.memories.services.knowledge import ALLOWED_CONTENT_TYPES, document_create, document_delete
 from apps.tenants.api import TenantAPIView
@@ -30,7 +31,7 @@ def _document_get(tenant: Tenant, document_id: str) -> KnowledgeDocument:
 
 
 class DocumentListCreateApi(TenantAPIView):
-    parser_classes = [JSONParser, MultiPartParser, FormParser]
+    parser_classes = [StorableJSONParser, MultiPartParser, FormParser]
 
     class InputSerializer(serializers.Serializer):
         title = StrictCharField(max_length=300)

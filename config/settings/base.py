@@ -114,7 +114,7 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["apps.tenants.authentication.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["apps.tenants.permissions.HasApiKeyScope"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["apps.core.parsers.StorableJSONParser"],
     "EXCEPTION_HANDLER": "apps.core.exception_handler.api_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "apps.core.schema.EngramAutoSchema",
     "DEFAULT_THROTTLE_CLASSES": ["apps.tenants.throttling.ApiKeyRateThrottle"],

@@ -80,3 +80,15 @@ def test_ingest_with_the_embedder_down_keeps_the_message_and_answers_202(api, te
     event = ContextEvent.objects.get(tenant=tenant)
     assert event.extracted_at is None and event.attempts == 1 and "EmbedderUnavailable" in event.last_error
     assert not Memory.objects.filter(tenant=tenant).exists()
+
+
+@pytest.mark.parametrize("escaped", ["a\\u0000b", "lone \\ud83d surrogate"], ids=["nul", "surrogate"])
+def test_json_that_postgres_cannot_store_is_a_400(api, escaped):
+    """Found by the fuzz test: a NUL or an unpaired surrogate inside free-form JSON (metadata) was a 500."""
+    api.post("/api/v1/contacts", {"contact_id": "asha"}, format="json")
+    in_a_value = '{"metadata": {"note": "' + escaped + '"}}'
+    response = api.patch("/api/v1/contacts/asha", in_a_value, content_type="application/json")
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "parse_error"
+    in_a_key = '{"contact_id": "b", "metadata": {"' + escaped + '": 1}}'
+    assert api.post("/api/v1/contacts", in_a_key, content_type="application/json").status_code == 400
