@@ -13,6 +13,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.text import slugify
 
+from apps.core.db import retried_on_deadlock
 from apps.core.exceptions import ApplicationError
 from apps.core.redis import scope_keys_forget_quietly
 from apps.tenants.models import ApiKey, Membership, Tenant
@@ -56,13 +57,18 @@ def tenant_delete(*, tenant: Tenant) -> None:
     """Delete a tenant with every row it owns (cascade) and, once that commits, every Redis key of its
     scopes (apps/core/redis.py)."""
     tenant_id = tenant.pk
-    with transaction.atomic():
-        # the row lock before Django collects the rows to cascade: a worker whose insert of a row of this
-        # tenant commits meanwhile (its deferred foreign-key check locks the tenant row) waits, and then fails
-        # in its own transaction, instead of this deletion failing at commit on a row it never saw
-        Tenant.objects.select_for_update().filter(pk=tenant_id).first()
-        tenant.delete()
-        transaction.on_commit(lambda: scope_keys_forget_quietly(tenant_id=tenant_id, whole_tenant=True))
+
+    def delete() -> None:
+        with transaction.atomic():
+            # the row lock before Django collects the rows to cascade: a worker whose insert of a row of this
+            # tenant commits meanwhile (its deferred foreign-key check locks the tenant row) waits, then fails
+            # in its own transaction, instead of this deletion failing at commit on a row it never saw
+            locked = Tenant.objects.select_for_update().filter(pk=tenant_id).first()
+            if locked is not None:
+                locked.delete()
+            transaction.on_commit(lambda: scope_keys_forget_quietly(tenant_id=tenant_id, whole_tenant=True))
+
+    retried_on_deadlock(delete)  # a worker updating one of its contacts meanwhile locks in the other order
 
 
 def api_key_create(*, tenant: Tenant, name: str, scopes: list[str] | None = None) -> IssuedApiKey:

@@ -10,6 +10,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from apps.contacts.models import Contact, ErasureRecord
+from apps.core.db import retried_on_deadlock
 from apps.core.exceptions import ApplicationError
 from apps.core.redis import RedisError, scope_keys_forget
 from apps.tenants.models import Tenant
@@ -138,20 +139,24 @@ def contact_delete(*, contact: Contact, actor: str = "system") -> ErasureRecord:
     says who erased whom (by digest), when, and how many rows went."""
     tenant_id, contact_id = contact.tenant_id, contact.pk
     digest = contact_digest(tenant_id=tenant_id, external_id=contact.external_id)
-    with transaction.atomic():
-        # the row lock before Django collects the rows to cascade: a concurrent write of a row of this contact
-        # that commits meanwhile waits (its deferred foreign-key check locks the contact row), then fails in its
-        # own transaction, instead of this deletion failing at commit on a row it never saw
-        Contact.objects.select_for_update().filter(pk=contact_id).first()
-        _, deleted = contact.delete()
-        record = ErasureRecord.objects.create(
-            tenant_id=tenant_id,
-            contact_digest=digest,
-            actor=actor[:150],
-            rows={label: count for label, count in sorted(deleted.items()) if count},
-        )
-        transaction.on_commit(lambda: _redis_forget(record=record, tenant_id=tenant_id, contact_id=contact_id))
-    return record
+
+    def delete() -> ErasureRecord:
+        with transaction.atomic():
+            # the row lock before Django collects the rows to cascade: a concurrent write of a row of this
+            # contact that commits meanwhile waits (its deferred foreign-key check locks the contact row), then
+            # fails in its own transaction, instead of this deletion failing at commit on a row it never saw
+            locked = Contact.objects.select_for_update().filter(pk=contact_id).first()
+            deleted = locked.delete()[1] if locked is not None else {}
+            record = ErasureRecord.objects.create(
+                tenant_id=tenant_id,
+                contact_digest=digest,
+                actor=actor[:150],
+                rows={label: count for label, count in sorted(deleted.items()) if count},
+            )
+            transaction.on_commit(lambda: _redis_forget(record=record, tenant_id=tenant_id, contact_id=contact_id))
+        return record
+
+    return retried_on_deadlock(delete)
 
 
 def _redis_forget(*, record: ErasureRecord, tenant_id: Any, contact_id: Any) -> None:

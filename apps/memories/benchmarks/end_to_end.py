@@ -6,20 +6,18 @@ every conversation has run on the worker and the worker's queue has drained (doc
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import DatabaseError
 from django.utils import timezone
 
 from apps.conversations.models import Conversation
 from apps.memories.benchmarks import locomo
-from apps.memories.benchmarks.stack import EngramClient, wait_drained
+from apps.memories.benchmarks.stack import EngramClient, bench_tenant_delete, wait_drained
 from apps.tenants.models import Tenant
-from apps.tenants.services import api_key_create, tenant_create, tenant_delete
+from apps.tenants.services import api_key_create, tenant_create
 
 SETTLE_JOBS = ("deferred", "periodic")
 
@@ -169,8 +167,5 @@ def run_locomo_http(
     finally:
         client.close()
         if not keep:
-            try:
-                tenant_delete(tenant=tenant)
-            except DatabaseError as exc:  # the figures matter more than the clean-up
-                print(f"could not delete the benchmark tenant {tenant.slug}: {exc}", file=sys.stderr)
+            bench_tenant_delete(tenant)
     return run

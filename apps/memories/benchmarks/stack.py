@@ -19,9 +19,12 @@ from typing import Any
 
 import requests
 from django.conf import settings
+from django.db import DatabaseError
 
 from apps.core.redis import get_redis
 from apps.memories.embeddings import CACHE_KEY_PREFIX
+from apps.tenants.models import Tenant
+from apps.tenants.services import tenant_delete
 
 BASE_DIR = Path(settings.BASE_DIR)
 
@@ -171,6 +174,15 @@ def wait_drained(
             quiet = 0
         time.sleep(poll)
     return quiet_since - started
+
+
+def bench_tenant_delete(tenant: Tenant) -> None:
+    """Delete a benchmark's tenant after its figures are in: a failure is reported, never raised (the figures
+    matter more than the clean-up, and a second run makes a new tenant anyway)."""
+    try:
+        tenant_delete(tenant=tenant)
+    except DatabaseError as exc:
+        print(f"could not delete the benchmark tenant {tenant.slug}: {exc}", file=sys.stderr)
 
 
 def embedding_cache_empty() -> int:

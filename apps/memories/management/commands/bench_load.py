@@ -29,13 +29,13 @@ from apps.memories.benchmarks.end_to_end import bench_tenant
 from apps.memories.benchmarks.stack import (
     EngramClient,
     HttpError,
+    bench_tenant_delete,
     dump,
     embedding_cache_empty,
     queue_depth,
     running_stack,
     wait_drained,
 )
-from apps.tenants.services import tenant_delete
 from config.embedded import VAR_DIR
 
 
@@ -170,7 +170,7 @@ class Command(BaseCommand):
             )
         finally:
             if not options["keep"]:
-                tenant_delete(tenant=tenant)
+                bench_tenant_delete(tenant)
         return {
             "writers": writers,
             "readers": readers,
