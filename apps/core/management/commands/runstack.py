@@ -45,6 +45,12 @@ class Command(BaseCommand):
             default=int(os.environ.get("ENGRAM_WEB_WORKERS", "0")) or web_workers(),
             help="gunicorn worker processes (default: web_workers(), from the number of cores)",
         )
+        parser.add_argument(
+            "--web-threads",
+            type=int,
+            default=int(os.environ.get("ENGRAM_WEB_THREADS", "1")),
+            help="threads per gunicorn worker (above 1: the gthread worker class)",
+        )
         parser.add_argument("--no-seed", action="store_true", help="do not seed the demo tenant")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -71,6 +77,11 @@ class Command(BaseCommand):
                 "config.wsgi:application",
                 "--preload",
                 f"--workers={options['web_workers']}",
+                *(
+                    [f"--threads={options['web_threads']}", "--worker-class=gthread"]
+                    if options["web_threads"] > 1
+                    else []
+                ),
                 f"--bind={options['host']}:{options['port']}",
                 "--timeout=120",
                 "--access-logfile=-" if options["verbosity"] > 1 else "--error-logfile=-",
