@@ -196,28 +196,25 @@ def _candidates_for_message(
 ) -> list[Candidate]:
     """The candidates of one turn: those of its text, or, when it is long, of each of its chunks (marked
     `chunk` i of `chunks` n in their metadata, in order)."""
-    chunks = semantic_chunks(text, max_tokens=CHUNK_MAX_TOKENS) if len(text) > LONG_MESSAGE_CHARS else [text]
+    chunks = semantic_chunks(text, max_tokens=CHUNK_MAX_TOKENS) if len(text) > LONG_MESSAGE_CHARS else []
     if len(chunks) <= 1:
-        return _candidates_for_text(
-            text=text,
-            role=role,
-            speaker=speaker,
-            is_tenant_scope=is_tenant_scope,
-            session_id=session_id,
-            occurred_at=occurred_at,
-        )
+        chunks = [text]
     candidates: list[Candidate] = []
     for index, chunk in enumerate(chunks):
-        for candidate in _candidates_for_text(
+        found = _candidates_for_text(
             text=chunk,
             role=role,
             speaker=speaker,
             is_tenant_scope=is_tenant_scope,
             session_id=session_id,
             occurred_at=occurred_at,
-        ):
-            marked = {**candidate.metadata, "chunk": index, "chunks": len(chunks)}
-            candidates.append(replace(candidate, metadata=marked))
+        )
+        if len(chunks) > 1:
+            found = [
+                replace(candidate, metadata={**candidate.metadata, "chunk": index, "chunks": len(chunks)})
+                for candidate in found
+            ]
+        candidates.extend(found)
     return candidates
 
 
