@@ -6,129 +6,74 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     initial = True
 
     dependencies = [
-        ("contacts", "0001_initial"),
-        ("tenants", "0001_initial"),
+        ('contacts', '0001_initial'),
+        ('tenants', '0001_initial'),
     ]
 
     operations = [
         migrations.CreateModel(
-            name="Conversation",
+            name='Conversation',
             fields=[
-                ("created_at", models.DateTimeField(auto_now_add=True, db_index=True)),
-                ("updated_at", models.DateTimeField(auto_now=True)),
-                ("id", models.UUIDField(default=uuid.uuid4, editable=False, primary_key=True, serialize=False)),
-                (
-                    "external_id",
-                    models.CharField(help_text="The client's conversation_id, unique per tenant.", max_length=255),
-                ),
-                ("channel", models.CharField(blank=True, default="", max_length=50)),
-                (
-                    "status",
-                    models.CharField(choices=[("open", "Open"), ("closed", "Closed")], default="open", max_length=10),
-                ),
-                ("started_at", models.DateTimeField()),
-                ("last_message_at", models.DateTimeField()),
-                ("closed_at", models.DateTimeField(blank=True, null=True)),
-                ("flushed_at", models.DateTimeField(blank=True, null=True)),
-                ("message_count", models.PositiveIntegerField(default=0)),
-                (
-                    "contact",
-                    models.ForeignKey(
-                        blank=True,
-                        null=True,
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="conversations",
-                        to="contacts.contact",
-                    ),
-                ),
-                (
-                    "tenant",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE, related_name="conversations", to="tenants.tenant"
-                    ),
-                ),
+                ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
+                ('updated_at', models.DateTimeField(auto_now=True)),
+                ('id', models.UUIDField(default=uuid.uuid4, editable=False, primary_key=True, serialize=False)),
+                ('external_id', models.CharField(help_text="The client's conversation_id, unique per tenant.", max_length=255)),
+                ('channel', models.CharField(blank=True, default='', max_length=50)),
+                ('status', models.CharField(choices=[('open', 'Open'), ('closed', 'Closed')], default='open', max_length=10)),
+                ('started_at', models.DateTimeField()),
+                ('last_message_at', models.DateTimeField()),
+                ('closed_at', models.DateTimeField(blank=True, null=True)),
+                ('flushed_at', models.DateTimeField(blank=True, null=True)),
+                ('message_count', models.PositiveIntegerField(default=0)),
+                ('contact', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='conversations', to='contacts.contact')),
+                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='conversations', to='tenants.tenant')),
             ],
             options={
-                "ordering": ["-last_message_at"],
+                'ordering': ['-last_message_at'],
             },
         ),
         migrations.CreateModel(
-            name="Message",
+            name='Message',
             fields=[
-                ("created_at", models.DateTimeField(auto_now_add=True, db_index=True)),
-                ("updated_at", models.DateTimeField(auto_now=True)),
-                ("id", models.BigAutoField(primary_key=True, serialize=False)),
-                (
-                    "external_id",
-                    models.CharField(
-                        default="", help_text="The client's message_id: idempotency key and provenance.", max_length=255
-                    ),
-                ),
-                (
-                    "role",
-                    models.CharField(
-                        choices=[("user", "user"), ("assistant", "assistant"), ("system", "system"), ("tool", "tool")],
-                        max_length=10,
-                    ),
-                ),
-                ("speaker", models.CharField(blank=True, default="", max_length=200)),
-                ("content", models.TextField()),
-                ("occurred_at", models.DateTimeField(db_index=True)),
-                ("metadata", models.JSONField(blank=True, default=dict)),
-                (
-                    "contact",
-                    models.ForeignKey(
-                        blank=True,
-                        null=True,
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="messages",
-                        to="contacts.contact",
-                    ),
-                ),
-                (
-                    "conversation",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="messages",
-                        to="conversations.conversation",
-                    ),
-                ),
-                (
-                    "tenant",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE, related_name="messages", to="tenants.tenant"
-                    ),
-                ),
+                ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
+                ('updated_at', models.DateTimeField(auto_now=True)),
+                ('id', models.BigAutoField(primary_key=True, serialize=False)),
+                ('external_id', models.CharField(default='', help_text="The client's message_id: idempotency key and provenance.", max_length=255)),
+                ('role', models.CharField(choices=[('user', 'user'), ('assistant', 'assistant'), ('system', 'system'), ('tool', 'tool')], max_length=10)),
+                ('speaker', models.CharField(blank=True, default='', max_length=200)),
+                ('content', models.TextField()),
+                ('occurred_at', models.DateTimeField(db_index=True)),
+                ('metadata', models.JSONField(blank=True, default=dict)),
+                ('contact', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='messages', to='contacts.contact')),
+                ('conversation', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='messages', to='conversations.conversation')),
+                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='messages', to='tenants.tenant')),
             ],
             options={
-                "ordering": ["occurred_at", "id"],
+                'ordering': ['occurred_at', 'id'],
             },
         ),
         migrations.AddIndex(
-            model_name="conversation",
-            index=models.Index(fields=["tenant", "contact", "last_message_at"], name="conversatio_tenant__574d66_idx"),
+            model_name='conversation',
+            index=models.Index(fields=['tenant', 'contact', 'last_message_at'], name='conversatio_tenant__574d66_idx'),
         ),
         migrations.AddIndex(
-            model_name="conversation",
-            index=models.Index(fields=["status", "last_message_at"], name="conversatio_status_ad8cfe_idx"),
+            model_name='conversation',
+            index=models.Index(fields=['status', 'last_message_at'], name='conversatio_status_ad8cfe_idx'),
         ),
         migrations.AddConstraint(
-            model_name="conversation",
-            constraint=models.UniqueConstraint(
-                fields=("tenant", "external_id"), name="conversation_unique_external_id_per_tenant"
-            ),
+            model_name='conversation',
+            constraint=models.UniqueConstraint(fields=('tenant', 'external_id'), name='conversation_unique_external_id_per_tenant'),
         ),
         migrations.AddIndex(
-            model_name="message",
-            index=models.Index(fields=["conversation", "occurred_at", "id"], name="conversatio_convers_9b2bb7_idx"),
+            model_name='message',
+            index=models.Index(fields=['conversation', 'occurred_at', 'id'], name='conversatio_convers_9b2bb7_idx'),
         ),
         migrations.AddConstraint(
-            model_name="message",
-            constraint=models.UniqueConstraint(
-                fields=("tenant", "external_id"), name="message_unique_external_id_per_tenant"
-            ),
+            model_name='message',
+            constraint=models.UniqueConstraint(fields=('tenant', 'external_id'), name='message_unique_external_id_per_tenant'),
         ),
     ]
