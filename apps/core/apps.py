@@ -6,4 +6,4 @@ class CoreConfig(AppConfig):
     label = "core"
 
     def ready(self) -> None:
-        from apps.core import schema  # noqa: F401  (registers the API key's OpenAPI security scheme)
+        from apps.core import checks, schema  # noqa: F401  (register the database checks, the API key's OpenAPI scheme)

@@ -13,6 +13,7 @@ from django.shortcuts import render
 from django_htmx.middleware import HtmxDetails
 
 from apps.core.exceptions import NotFound
+from apps.core.tenancy import tenant_bind
 from apps.inspector.selectors import SESSION_TENANT_KEY, InspectorAccess, inspector_access_resolve
 from apps.tenants.models import Tenant
 
@@ -51,6 +52,7 @@ def inspector_view(*, write: bool = False) -> Callable[[View], View]:
                 return forbidden(request, "Your account is not linked to a tenant. Ask an operator for access.")
             if write and not access.can_write:
                 return forbidden(request, "Your role can view this tenant's memory but not change it.")
+            tenant_bind(access.tenant.pk)  # PostgreSQL shows this tenant's rows only (apps/core/tenancy.py)
             request.tenant = access.tenant  # type: ignore[attr-defined]
             request.access = access  # type: ignore[attr-defined]
             try:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
+from apps.core.tenancy import tenant_bind
 from apps.tenants.models import ApiKey, Tenant
 from apps.tenants.selectors import api_key_resolve
 from apps.tenants.services import api_key_touch
@@ -40,6 +41,7 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         if api_key is None:
             raise exceptions.AuthenticationFailed("Invalid or revoked API key.")
         api_key_touch(api_key=api_key)
+        tenant_bind(api_key.tenant_id)  # from here on PostgreSQL shows this tenant's rows only
         return ApiPrincipal(tenant=api_key.tenant, api_key=api_key), api_key
 
     def authenticate_header(self, request: Request) -> str:

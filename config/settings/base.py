@@ -8,6 +8,7 @@ from typing import Any
 
 import environ
 from celery.schedules import crontab
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 env = environ.Env()
@@ -44,6 +45,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "apps.core.tenancy.TenantScopeMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -82,6 +84,12 @@ def database_config(url: str) -> dict[str, Any]:
     timeout_ms = env.int("ENGRAM_STATEMENT_TIMEOUT_MS", default=0)
     if timeout_ms > 0:
         hnsw += f" -c statement_timeout={timeout_ms}"
+    # row-level security: where a connection's tenant binding starts (apps/core/tenancy.py). `all` for the
+    # worker and commands; `make run` starts its web processes at `none`, and requests bind their tenant.
+    scope = env.str("ENGRAM_TENANT_SCOPE_DEFAULT", default="all")
+    if scope not in ("all", "none"):
+        raise ImproperlyConfigured("ENGRAM_TENANT_SCOPE_DEFAULT must be 'all' or 'none'")
+    hnsw += f" -c app.tenant_id={scope}"
     options["options"] = f"{options['options']} {hnsw}" if options.get("options") else hnsw
     config["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=60)
     config["CONN_HEALTH_CHECKS"] = True

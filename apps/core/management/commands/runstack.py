@@ -109,7 +109,12 @@ class Command(BaseCommand):
                 f"--pidfile={embedded.VAR_DIR / 'celerybeat.pid'}",
             ],
         }
-        web_env = {**child_env, "ENGRAM_STATEMENT_TIMEOUT_MS": os.environ.get("ENGRAM_STATEMENT_TIMEOUT_MS", "15000")}
+        web_env = {
+            **child_env,
+            "ENGRAM_STATEMENT_TIMEOUT_MS": os.environ.get("ENGRAM_STATEMENT_TIMEOUT_MS", "15000"),
+            # a web connection sees no tenant's rows until a request binds one (apps/core/tenancy.py)
+            "ENGRAM_TENANT_SCOPE_DEFAULT": "none",
+        }
         processes = {
             name: subprocess.Popen(cmd, env=web_env if name == "web" else child_env) for name, cmd in commands.items()
         }

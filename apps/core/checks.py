@@ -1,0 +1,49 @@
+"""System checks run against the database (`manage.py check --database default`, and by `migrate`):
+is row-level security really in force for the role the app connects as (apps/core/tenancy.py)?"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from django.apps import AppConfig
+from django.core.checks import CheckMessage, Tags, Warning, register
+from django.db import connections
+
+
+def row_level_security_problems(connection: Any) -> list[CheckMessage]:
+    problems: list[CheckMessage] = []
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_user, rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user")
+        role, bypasses = cursor.fetchone()
+        cursor.execute("SELECT proleakproof FROM pg_proc WHERE oid = 'ts_match_vq(tsvector, tsquery)'::regprocedure")
+        leakproof = cursor.fetchone()[0]
+    if bypasses:
+        problems.append(
+            Warning(
+                f"The database role {role!r} bypasses row-level security (superuser or BYPASSRLS).",
+                hint="Connect as a role without SUPERUSER and BYPASSRLS (docs/reliability.md, 'Tenant isolation'); "
+                "tenant isolation now rests on the application's filters alone.",
+                id="engram.W010",
+            )
+        )
+    elif not leakproof:
+        problems.append(
+            Warning(
+                "ts_match_vq is not LEAKPROOF: under row-level security keyword search cannot use its GIN index.",
+                hint="As a superuser, once per database: ALTER FUNCTION ts_match_vq(tsvector, tsquery) LEAKPROOF; "
+                "(docs/reliability.md, 'Tenant isolation').",
+                id="engram.W011",
+            )
+        )
+    return problems
+
+
+@register(Tags.database)
+def row_level_security_check(
+    app_configs: Sequence[AppConfig] | None, databases: Sequence[str] | None = None, **_: Any
+) -> list[CheckMessage]:
+    problems: list[CheckMessage] = []
+    for alias in databases or []:
+        problems.extend(row_level_security_problems(connections[alias]))
+    return problems

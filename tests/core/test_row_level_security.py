@@ -1,0 +1,174 @@
+"""Tenant isolation enforced by PostgreSQL (row-level security, apps/core/tenancy.py): a query that forgets its
+tenant filter — ORM or raw SQL — still sees one tenant only, and cannot write into another."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+from django.apps import apps
+from django.db import DatabaseError, connection, transaction
+from django.http import JsonResponse
+from django.test import override_settings
+from django.urls import path
+from rest_framework.decorators import api_view
+
+from apps.core.checks import row_level_security_problems
+from apps.core.tenancy import ALL, NONE, tenant_bind, tenant_bound, tenant_scope
+from apps.entities.models import Entity
+from apps.inspector.permissions import inspector_view
+from apps.memories.models import Memory, MemoryEntity
+from tests.factories import MembershipFactory
+
+pytestmark = pytest.mark.django_db
+
+# The two tables that authentication reads before it knows the tenant; they hold keys' hashes and memberships.
+NOT_TENANT_SCOPED = {"tenants_apikey", "tenants_membership"}
+
+
+def _count(table: str) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT count(*) FROM {table}")  # no tenant filter, on purpose
+        return int(cursor.fetchone()[0])
+
+
+@pytest.fixture
+def two_tenants(api, other_api, tenant, other_tenant):
+    for client, words in ((api, "I have a dog named Bruno"), (other_api, "I work at Acme in Berlin")):
+        response = client.post(
+            "/api/v1/ingest",
+            {"contact_id": "c1", "conversation_id": "v1", "message": words, "role": "user"},
+            format="json",
+        )
+        assert response.status_code == 202, response.content
+    assert Memory.objects.filter(tenant=tenant).exists() and Memory.objects.filter(tenant=other_tenant).exists()
+    return tenant, other_tenant
+
+
+def test_every_tenant_owned_table_forces_row_level_security_with_the_policy():
+    tenant_tables = {
+        model._meta.db_table
+        for model in apps.get_models()
+        if "tenant_id" in {field.column for field in model._meta.concrete_fields}
+    } - NOT_TENANT_SCOPED
+    tenant_tables.add(MemoryEntity._meta.db_table)  # no tenant column: visible through its memory
+    assert len(tenant_tables) >= 19
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT c.relname FROM pg_class c JOIN pg_policies p ON p.tablename = c.relname "
+            "WHERE c.relrowsecurity AND c.relforcerowsecurity AND p.policyname = 'tenant_isolation' "
+            "AND p.cmd = 'ALL'"
+        )
+        protected = {row[0] for row in cursor.fetchall()}
+    assert tenant_tables - protected == set()
+
+
+def test_the_application_role_is_held_to_row_level_security():
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = current_user")
+        assert cursor.fetchone() == (False, False)
+    assert row_level_security_problems(connection) == []
+
+
+def test_a_superuser_connection_is_reported_by_the_system_check():
+    superuser = connection.settings_dict.copy()
+    conninfo = f"host={superuser['HOST']} dbname={superuser['NAME']} user=postgres"
+    with psycopg.connect(conninfo) as raw:
+
+        class Wrapper:  # what the check reads of a Django connection
+            def cursor(self):
+                return raw.cursor()
+
+        problems = row_level_security_problems(Wrapper())
+    assert [problem.id for problem in problems] == ["engram.W010"]
+
+
+def test_a_query_without_a_tenant_filter_sees_the_bound_tenant_only(two_tenants):
+    mine, _ = two_tenants
+    every = {table: _count(table) for table in ("memories_memory", "conversations_message", "contacts_contact")}
+    with tenant_scope(mine.pk):
+        assert set(Memory.objects.values_list("tenant_id", flat=True)) == {mine.pk}
+        assert set(Entity.objects.values_list("tenant_id", flat=True)) <= {mine.pk}
+        links = MemoryEntity.objects.values_list("memory__tenant_id", flat=True)
+        assert set(links) <= {mine.pk}
+        for table, total in every.items():
+            assert 0 < _count(table) < total, table
+    with tenant_scope(NONE):
+        assert Memory.objects.count() == 0
+        assert _count("memories_memoryentity") == 0
+    with tenant_scope(ALL):
+        assert _count("memories_memory") == every["memories_memory"]
+    assert tenant_bound() == ALL  # the test connection's default: tests create their data directly
+
+
+def test_rows_of_another_tenant_can_be_neither_changed_nor_written(two_tenants):
+    mine, theirs = two_tenants
+    theirs_memory = Memory.objects.select_related("contact").filter(tenant=theirs).first()
+    with tenant_scope(mine.pk):
+        assert Memory.objects.filter(pk=theirs_memory.pk).update(content="overwritten") == 0
+        assert Memory.objects.filter(pk=theirs_memory.pk).delete()[0] == 0
+        with pytest.raises(DatabaseError, match="row-level security"), transaction.atomic():
+            Memory.objects.create(tenant=theirs, contact=theirs_memory.contact, memory_type="fact", content="planted")
+    theirs_memory.refresh_from_db()
+    assert theirs_memory.content != "overwritten"
+
+
+def test_a_rolled_back_binding_falls_back_to_what_was_bound_before_never_wider(two_tenants):
+    mine, _ = two_tenants
+    with tenant_scope(NONE):
+        with pytest.raises(RuntimeError), transaction.atomic():
+            tenant_bind(mine.pk)
+            assert Memory.objects.exists()
+            raise RuntimeError
+        assert tenant_bound() == NONE
+        assert not Memory.objects.exists()
+
+
+def test_a_bad_binding_is_refused_before_it_reaches_the_database():
+    with pytest.raises(ValueError):
+        tenant_bind("'; RESET app.tenant_id; --")
+
+
+@api_view(["GET"])
+def _unfiltered_count(request):
+    """A view that forgets its tenant filter."""
+    return JsonResponse({"memories": _count("memories_memory"), "bound": tenant_bound()})
+
+
+def _unauthenticated_count(request):
+    return JsonResponse({"memories": _count("memories_memory"), "bound": tenant_bound()})
+
+
+urlpatterns = [
+    path("forgetful", _unfiltered_count),
+    path("anonymous", _unauthenticated_count),
+    path("inspector-forgetful", inspector_view()(_unauthenticated_count)),
+]
+
+
+@override_settings(ROOT_URLCONF=__name__)
+def test_an_api_request_sees_its_keys_tenant_only_even_where_a_view_forgets_the_filter(api, two_tenants):
+    mine, _ = two_tenants
+    body = api.get("/forgetful").json()
+    assert body == {"memories": Memory.objects.filter(tenant=mine).count(), "bound": str(mine.pk)}
+    assert tenant_bound() == ALL  # the request's binding ended with it
+
+
+@override_settings(ROOT_URLCONF=__name__)
+def test_a_request_bound_to_no_tenant_sees_no_tenant_rows(client, two_tenants):
+    assert client.get("/anonymous").json() == {"memories": 0, "bound": NONE}
+
+
+@override_settings(ROOT_URLCONF=__name__)
+def test_the_inspector_binds_its_owners_tenant(client, two_tenants):
+    mine, _ = two_tenants
+    membership = MembershipFactory(tenant=mine)
+    client.force_login(membership.user)
+    body = client.get("/inspector-forgetful").json()
+    assert body == {"memories": Memory.objects.filter(tenant=mine).count(), "bound": str(mine.pk)}
+
+
+def test_the_admin_binds_staff_to_every_tenant(admin_client, two_tenants):
+    page = admin_client.get("/admin/memories/memory/")
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert "Bruno" in text and "Acme" in text
