@@ -109,7 +109,7 @@ LEAKPROOF_FUNCTIONS = ("ts_match_vq(tsvector, tsquery)", "ts_match_qv(tsquery, t
 
 def _ensure_app_role(superuser_uri: str, database: str) -> None:
     """The role the app connects as: not a superuser and without BYPASSRLS, so PostgreSQL's row-level
-    security applies to it (apps/core/migrations/0004_row_level_security.py); it owns database `database`
+    security applies to it (apps/core/migrations/0003_row_level_security.py); it owns database `database`
     (and creates the test databases). Done once: a data directory from before the role existed has its
     databases and tables handed over to it."""
     import psycopg
@@ -126,6 +126,8 @@ def _ensure_app_role(superuser_uri: str, database: str) -> None:
             return
         if role is None:
             conn.execute(f'CREATE ROLE "{APP_ROLE}" LOGIN NOSUPERUSER NOBYPASSRLS CREATEDB')
+            # bench_latency starts each size from a CHECKPOINT (written pages flushed, like a settled server)
+            conn.execute(f'GRANT pg_checkpoint TO "{APP_ROLE}"')
         if owner is None:
             conn.execute(f'CREATE DATABASE "{database}" OWNER "{APP_ROLE}"')
         names = conn.execute(

@@ -1,32 +1,38 @@
 """Migration operations for row-level security (apps/core/tenancy.py explains the scheme).
 
-`tenant_visible(uuid)` (created by core's migration 0003) is the one rule every policy applies: a row is
-visible, and may be written, when the session's `app.tenant_id` is its tenant or `all`. It is a plain SQL
-function, which PostgreSQL inlines into each query's plan.
+Every policy applies one rule: a row is visible, and may be written, when the session's `app.tenant_id` is
+its tenant, or is `all`. Two things shape how it is written:
+- the setting is read in scalar subqueries, which PostgreSQL evaluates once per statement (InitPlans):
+  written as a per-row expression it cost ~1 µs a row (a 20,000-row scope aggregate: 25 ms instead of 5 ms);
+- the planner multiplies the policy's estimated selectivity into every query's row estimates. Written as
+  `all OR tenant_id = bound`, a boolean parameter counts 0.5, the estimate of a contact's 2,000 memories fell
+  to 750, and the vector candidates were sorted exactly (14 ms) instead of read from HNSW (3 ms). Written
+  as NOT (not-all AND another tenant) with the not-all test an integer equality (default estimate 0.005),
+  the policy is estimated as nearly always true — which it is for the rows a query's own tenant filter
+  keeps — and plans are those of the same query without it. NULLs (setting unset, or `none`: no bound id)
+  make the whole NULL: not visible.
 """
 
 from __future__ import annotations
 
 from django.db import migrations
 
-TENANT_VISIBLE_FUNCTION = """
-CREATE OR REPLACE FUNCTION tenant_visible(row_tenant uuid) RETURNS boolean
+# the bound tenant's id, or NULL when the setting is `all`, `none`, empty or unset (so nothing equals it)
+APP_TENANT_ID_FUNCTION = """
+CREATE OR REPLACE FUNCTION app_tenant_id() RETURNS uuid
 LANGUAGE sql STABLE PARALLEL SAFE AS $$
-    SELECT CASE current_setting('app.tenant_id', true)
-        WHEN 'all' THEN true
-        WHEN 'none' THEN false
-        WHEN '' THEN false
-        ELSE row_tenant = current_setting('app.tenant_id', true)::uuid
-    END
+    SELECT CASE WHEN current_setting('app.tenant_id', true) NOT IN ('all', 'none', '')
+        THEN current_setting('app.tenant_id', true)::uuid END
 $$;
 """
+
+NOT_ALL_TENANTS = "(SELECT (current_setting('app.tenant_id', true) = 'all')::int) = 0"
+TENANT_VISIBLE = f"NOT ({NOT_ALL_TENANTS} AND tenant_id <> (SELECT app_tenant_id()))"
 
 POLICY = "tenant_isolation"
 
 
-def row_level_security(
-    table: str, *, using: str = "tenant_visible(tenant_id)", check: str | None = None
-) -> migrations.RunSQL:
+def row_level_security(table: str, *, using: str = TENANT_VISIBLE, check: str | None = None) -> migrations.RunSQL:
     """Enable and FORCE row-level security on `table` (FORCE: its owner is held to it too) with one policy
     for every command. `using` decides which rows are seen, `check` (default: the same) which may be
     written."""

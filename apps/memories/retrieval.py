@@ -44,7 +44,7 @@ from apps.core.rows import bound_cursor
 from apps.memories import relevance as relevance_rules
 from apps.memories import scoring
 from apps.memories.embeddings import cache_scope, get_embedder, vector_literal
-from apps.memories.models.memory import SCOPED_SEARCH_SQL, scope_token
+from apps.memories.models.memory import scope_token
 from apps.memories.services.lexicon import (
     LEXICON_FROM,
     current_scope_sql,
@@ -205,7 +205,7 @@ class _Scope:
         """Memory `m` belongs to this scope and its words match `tsquery` (SQL of a tsquery): one scan of the
         scoped full-text index, the scope's own token (`%(scope_token)s`, in `sql()`'s parameters) AND-ed
         with the words."""
-        return f"{SCOPED_SEARCH_SQL.format(alias='m.')} @@ (%(scope_token)s::tsquery && {tsquery})"
+        return f"m.scoped_search_vector @@ (%(scope_token)s::tsquery && {tsquery})"
 
 
 @dataclass(frozen=True)

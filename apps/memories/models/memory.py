@@ -19,9 +19,12 @@ INDEX_TERMS_LENGTH = 120
 # <tenant id>' for the brain): the keyword search asks `'scope …' & (word | word …)`, so GIN intersects the
 # scope with the words inside one index scan instead of AND-ing the table-wide matches with a bitmap of the
 # whole scope (3 ms for a 20,000-memory contact). The token is a lexeme no parser emits (it holds spaces).
+# A stored column (`scoped_search_vector`), not an expression index: under row-level security a search
+# condition may use an index only when it is leakproof, and `column @@ query` is (ts_match_vq marked so) where
+# the expression's casts and concatenations are not (docs/reliability.md, "Tenant isolation").
 SCOPED_SEARCH_SQL = (
-    "(array_to_tsvector(ARRAY['scope ' || coalesce({alias}contact_id::text, 'tenant ' || {alias}tenant_id::text)])"
-    " || {alias}search_vector)"
+    "(array_to_tsvector(ARRAY['scope ' || coalesce(contact_id::text, 'tenant ' || tenant_id::text)])"
+    " || to_tsvector('english'::regconfig, coalesce(index_terms, '') || ' ' || coalesce(content, '')))"
 )
 
 
@@ -70,6 +73,14 @@ class Memory(UUIDModel):
     )
     search_vector = models.GeneratedField(
         expression=SearchVector("index_terms", "content", config="english"),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+
+    # the scope's token and the words above, what keyword candidates are searched in (SCOPED_SEARCH_SQL; a
+    # generated column may not read another, hence the words' expression again)
+    scoped_search_vector = models.GeneratedField(
+        expression=Func(template=SCOPED_SEARCH_SQL, output_field=SearchVectorField()),
         output_field=SearchVectorField(),
         db_persist=True,
     )
@@ -136,11 +147,7 @@ class Memory(UUIDModel):
                 opclasses=["vector_cosine_ops"],
             ),
             # fastupdate off: no pending list for every search to scan (a few ms per query once it has grown)
-            GinIndex(
-                Func(template=SCOPED_SEARCH_SQL.format(alias=""), output_field=SearchVectorField()),
-                name="memory_scoped_search_gin",
-                fastupdate=False,
-            ),
+            GinIndex(fields=["scoped_search_vector"], name="memory_scoped_search_gin", fastupdate=False),
             GinIndex(fields=["context_vector"], name="memory_context_gin", fastupdate=False),
             models.Index(fields=["tenant", "contact", "memory_type", "created_at"], name="memory_scope_type_idx"),
             models.Index(fields=["tenant", "contact", "content_hash"], name="memory_scope_hash_idx"),
