@@ -25,7 +25,7 @@ from apps.memories.apis import (
     ObservationApi,
 )
 from apps.memories.knowledge_apis import DocumentDetailApi, DocumentListCreateApi
-from apps.memories.retrieval_apis import BrainContextApi, ContextGetApi, KnowledgeSearchApi, MemorySearchApi
+from apps.memories.retrieval.apis import BrainContextApi, ContextGetApi, KnowledgeSearchApi, MemorySearchApi
 
 urlpatterns = [
     path("contacts", ContactListCreateApi.as_view(), name="contacts"),

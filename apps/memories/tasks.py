@@ -8,8 +8,8 @@ from celery import shared_task
 from django.utils import timezone
 
 from apps.core.task_base import DeliveryCappedTask
+from apps.memories.retrieval.access import access_flush
 from apps.memories.services import consolidation, periodic, processor, sessions
-from apps.memories.services.access import access_flush
 from apps.memories.services.scheduling import consolidation_release, lost_consolidations_requeue
 from apps.memories.services.writing import memories_context_embed
 from apps.tenants.models import Tenant
@@ -56,7 +56,7 @@ def flush_idle_conversations_task() -> int:
 
 @shared_task(name="apps.memories.tasks.lexicon_refresh_task", ignore_result=True)
 def lexicon_refresh_task(*, tenant_id: str, contact_id: str | None) -> int:
-    from apps.memories.services.lexicon import scope_lexicon_refresh
+    from apps.memories.retrieval.lexicon import scope_lexicon_refresh
 
     return scope_lexicon_refresh(tenant_id=tenant_id, contact_id=contact_id)
 

@@ -11,7 +11,7 @@ from django.db import connection
 from apps.contacts.models import Contact, ErasureRecord
 from apps.contacts.services.crud import contact_digest
 from apps.core.redis import get_redis
-from apps.memories.services import lexicon
+from apps.memories.retrieval import lexicon
 from apps.memories.services.processor import events_process
 from apps.tenants.services import tenant_delete
 

@@ -11,7 +11,7 @@ from apps.core.redis import get_redis
 from apps.entities.models import Entity
 from apps.memories.embeddings import content_hash, get_embedder
 from apps.memories.models import ConsolidationRun, Memory, MemoryEntity, MemoryRevision
-from apps.memories.retrieval import memory_search
+from apps.memories.retrieval.search import memory_search
 from apps.memories.services import lifecycle
 from apps.memories.services.consolidation import conversation_consolidate, near_duplicates_merge
 from apps.memories.services.ingest import IngestItem, ingest_messages
@@ -84,7 +84,7 @@ def test_decay_is_idempotent_and_exact(tenant, contact):
 
 
 def test_access_restarts_the_decay_clock(tenant, contact):
-    from apps.memories.services.access import access_flush, access_record
+    from apps.memories.retrieval.access import access_flush, access_record
 
     episode = make(tenant, contact, "Talked about cricket", "episode", importance=0.5, rate=0.008)
     access_record(memory_ids=[episode.pk], at=T0 + timedelta(days=17))
@@ -101,7 +101,7 @@ def test_access_restarts_the_decay_clock(tenant, contact):
 def test_a_burst_of_accesses_is_one_use(tenant, contact):
     """Accesses within an hour of the previous one are the same use: 50 searches in a minute count once,
     a use the next day counts again; the latest access time is kept either way."""
-    from apps.memories.services import access
+    from apps.memories.retrieval import access
 
     memory = make(tenant, contact, "Plays the violin", "fact", importance=0.7, rate=0.003)
     for second in range(50):
@@ -129,14 +129,14 @@ def test_a_burst_of_accesses_is_one_use(tenant, contact):
     ids=["first", "burst", "an-hour-apart", "soon-after-the-last", "an-hour-after-the-last", "continuing"],
 )
 def test_uses_of_access_times(times, previous, expected):
-    from apps.memories.services.access import uses
+    from apps.memories.retrieval.access import uses
 
     assert uses(times=times, previous_access=previous) == expected
 
 
 def test_accesses_are_counted_once_each_with_the_latest_time(tenant, contact):
     from apps.core.redis import get_redis
-    from apps.memories.services import access
+    from apps.memories.retrieval import access
 
     first = make(tenant, contact, "Plays the violin", "fact", importance=0.7, rate=0.003)
     second = make(tenant, contact, "Lives in Pune", "fact", importance=0.7, rate=0.003)
@@ -449,7 +449,7 @@ def test_accesses_applied_twice_count_once(tenant, contact):
     """A flush that died after writing some batches leaves its list to the next flush, which applies it
     again: the uses it already counted are not counted twice (an access is a use only an hour after the
     memory's previous access, and the first flush moved that to the latest of them)."""
-    from apps.memories.services import access
+    from apps.memories.retrieval import access
 
     memory = make(tenant, contact, "Plays the violin", "fact", importance=0.7, rate=0.003)
     times = {str(memory.pk): [(T0 + timedelta(hours=hours)).timestamp() for hours in (1, 3, 5)]}

@@ -111,7 +111,7 @@ def test_the_offline_narrative_says_a_repeated_turn_once_and_not_what_a_fact_say
     ],
 )
 def test_says_again(line, earlier, redundant):
-    from apps.memories.overlap import content_words, says_again
+    from apps.memories.retrieval.overlap import content_words, says_again
 
     assert says_again(content_words(line), content_words(earlier)) is redundant
 
