@@ -37,10 +37,10 @@ from apps.memories.embeddings import EmbedderUnavailable, cache_scope
 from apps.memories.extraction import ExtractedEntity, extract, salience, slugify
 from apps.memories.extraction.dates import format_day, mentioned_dates
 from apps.memories.extraction.rules import MAX_EPISODE_CHARS
+from apps.memories.lifecycle.scheduling import consolidation_schedule
 from apps.memories.models import ContextEvent
 from apps.memories.models.memory import INDEX_TERMS_LENGTH
 from apps.memories.selectors import EpisodeAnchor, EpisodeBefore, episodes_before
-from apps.memories.services.scheduling import consolidation_schedule
 from apps.memories.services.writing import (
     Candidate,
     MemoryChange,
