@@ -17,8 +17,8 @@ from apps.memories import scoring
 from apps.memories.models import ContextEvent, Memory, MemoryRevision
 from apps.memories.selectors import event_get, memory_get, memory_history, memory_list
 from apps.memories.selectors_export import contact_export
-from apps.memories.services.editing import MAX_MEMORY_CHARS, memory_delete, memory_edit
 from apps.memories.services.ingest import IngestItem, IngestOutcome, ingest_messages, memory_add, observation_record
+from apps.memories.store.editing import MAX_MEMORY_CHARS, memory_delete, memory_edit
 from apps.tenants.api import TenantAPIView
 
 MAX_MESSAGE_CHARS = settings.ENGRAM["MAX_MESSAGE_CHARS"]

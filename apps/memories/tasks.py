@@ -11,7 +11,7 @@ from apps.core.task_base import DeliveryCappedTask
 from apps.memories.lifecycle import consolidation, periodic, processor, sessions
 from apps.memories.lifecycle.scheduling import consolidation_release, lost_consolidations_requeue
 from apps.memories.retrieval.access import access_flush
-from apps.memories.services.writing import memories_context_embed
+from apps.memories.store.writing import memories_context_embed
 from apps.tenants.models import Tenant
 
 

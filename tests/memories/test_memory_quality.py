@@ -14,7 +14,7 @@ from apps.memories import scoring
 from apps.memories.lifecycle.consolidation import near_duplicates_merge
 from apps.memories.models import Memory
 from apps.memories.services.ingest import memory_add
-from apps.memories.services.writing import Candidate, MemoryVectors, memories_write
+from apps.memories.store.writing import Candidate, MemoryVectors, memories_write
 from tests.factories import ContactFactory
 
 pytestmark = pytest.mark.django_db

@@ -24,7 +24,7 @@ from apps.memories import scoring
 from apps.memories.extraction import extract
 from apps.memories.models import ConsolidationRun, ContextEvent, Memory, MemoryEntity, MemoryRevision
 from apps.memories.services.ingest import event_extract, events_state_update, is_user_turn
-from apps.memories.services.revisions import SYSTEM, memory_snapshot, revision_record
+from apps.memories.store.revisions import SYSTEM, memory_snapshot, revision_record
 from apps.tenants.models import Tenant
 
 logger = logging.getLogger(__name__)

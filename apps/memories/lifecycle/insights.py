@@ -11,7 +11,7 @@ from django.db.models import Count, Q
 from apps.contacts.intelligence.mood import NEGATIVE_MOODS
 from apps.contacts.models import InteractionLog
 from apps.memories.lifecycle import insight_rules
-from apps.memories.services.writing import Candidate, memories_write
+from apps.memories.store.writing import Candidate, memories_write
 from apps.tenants.models import Tenant
 
 INSIGHT_ACTOR = "system:insights"

@@ -22,9 +22,9 @@ from apps.memories import scoring
 from apps.memories.lifecycle import summarise
 from apps.memories.lifecycle.decay import decayed_importance_sql
 from apps.memories.models import Memory, MemoryEntity, MemoryRevision
-from apps.memories.services.editing import memory_delete
-from apps.memories.services.revisions import SYSTEM, memory_snapshot, revision_record
-from apps.memories.services.writing import Candidate, memories_write
+from apps.memories.store.editing import memory_delete
+from apps.memories.store.revisions import SYSTEM, memory_snapshot, revision_record
+from apps.memories.store.writing import Candidate, memories_write
 from apps.tenants.models import Tenant
 
 logger = logging.getLogger(__name__)

@@ -22,7 +22,7 @@ from apps.entities.models import Entity
 from apps.memories import scoring
 from apps.memories.lifecycle import profile_rules
 from apps.memories.models import ConsolidationRun, ContextEvent, Memory, MemoryProfile, ProfileAudit
-from apps.memories.services.writing import Candidate, memories_write
+from apps.memories.store.writing import Candidate, memories_write
 from apps.tenants.models import Tenant
 
 logger = logging.getLogger(__name__)

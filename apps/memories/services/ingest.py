@@ -41,7 +41,7 @@ from apps.memories.lifecycle.scheduling import consolidation_schedule
 from apps.memories.models import ContextEvent
 from apps.memories.models.memory import INDEX_TERMS_LENGTH
 from apps.memories.selectors import EpisodeAnchor, EpisodeBefore, episodes_before
-from apps.memories.services.writing import (
+from apps.memories.store.writing import (
     Candidate,
     MemoryChange,
     MemoryVectors,
