@@ -15,15 +15,12 @@ from apps.memories.apis import (
     ContactExportApi,
     ContactProfileApi,
     ConversationCloseApi,
-    EventDetailApi,
-    IngestApi,
-    IngestBatchApi,
     MemoryDetailApi,
     MemoryHistoryApi,
     MemoryListCreateApi,
     MemoryTypesApi,
-    ObservationApi,
 )
+from apps.memories.ingest.apis import EventDetailApi, IngestApi, IngestBatchApi, ObservationApi
 from apps.memories.knowledge_apis import DocumentDetailApi, DocumentListCreateApi
 from apps.memories.retrieval.apis import BrainContextApi, ContextGetApi, KnowledgeSearchApi, MemorySearchApi
 

@@ -10,9 +10,9 @@ from django.db import transaction
 
 from apps.contacts.models import CrisisReview, InteractionLog
 from apps.conversations.models import Message
+from apps.memories.ingest import services as ingest_service
+from apps.memories.ingest.services import event_extract
 from apps.memories.models import ContextEvent, Memory
-from apps.memories.services import ingest as ingest_service
-from apps.memories.services.ingest import event_extract
 from tests.conftest import held_elsewhere
 
 CRISIS = "I want to die, I can't go on"

@@ -10,13 +10,13 @@ from apps.conversations.models import Conversation
 from apps.core.redis import get_redis
 from apps.entities.models import Entity
 from apps.memories.embeddings import content_hash, get_embedder
+from apps.memories.ingest.services import IngestItem, ingest_messages
 from apps.memories.lifecycle import periodic_steps
 from apps.memories.lifecycle.consolidation import conversation_consolidate, near_duplicates_merge
 from apps.memories.lifecycle.scheduling import consolidation_schedule
 from apps.memories.lifecycle.sessions import idle_conversations_flush
 from apps.memories.models import ConsolidationRun, Memory, MemoryEntity, MemoryRevision
 from apps.memories.retrieval.search import memory_search
-from apps.memories.services.ingest import IngestItem, ingest_messages
 from tests.factories import ContactFactory
 
 pytestmark = pytest.mark.django_db

@@ -10,11 +10,11 @@ from django.utils import timezone
 from apps.contacts.models import ContactState
 from apps.core.tokens import count_tokens
 from apps.memories import scoring
+from apps.memories.ingest.services import memory_add
 from apps.memories.models import Memory
 from apps.memories.retrieval import search
 from apps.memories.retrieval.access import access_flush
 from apps.memories.retrieval.search import memory_search
-from apps.memories.services.ingest import memory_add
 from tests.factories import ContactFactory
 
 pytestmark = pytest.mark.django_db
