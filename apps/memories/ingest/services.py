@@ -32,9 +32,9 @@ from apps.conversations.services import conversations_get_or_create_many, messag
 from apps.conversations.window import windows_append
 from apps.core.exceptions import ApplicationError
 from apps.memories import scoring
-from apps.memories.chunking import semantic_chunks
 from apps.memories.embeddings import EmbedderUnavailable, cache_scope
 from apps.memories.extraction import ExtractedEntity, extract, salience, slugify
+from apps.memories.extraction.chunking import semantic_chunks
 from apps.memories.extraction.dates import format_day, mentioned_dates
 from apps.memories.extraction.rules import MAX_EPISODE_CHARS
 from apps.memories.lifecycle.scheduling import consolidation_schedule
