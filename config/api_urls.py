@@ -15,17 +15,14 @@ from apps.memories.apis import (
     ContactExportApi,
     ContactProfileApi,
     ConversationCloseApi,
-    EventDetailApi,
-    IngestApi,
-    IngestBatchApi,
     MemoryDetailApi,
     MemoryHistoryApi,
     MemoryListCreateApi,
     MemoryTypesApi,
-    ObservationApi,
 )
+from apps.memories.ingest.apis import EventDetailApi, IngestApi, IngestBatchApi, ObservationApi
 from apps.memories.knowledge_apis import DocumentDetailApi, DocumentListCreateApi
-from apps.memories.retrieval_apis import BrainContextApi, ContextGetApi, KnowledgeSearchApi, MemorySearchApi
+from apps.memories.retrieval.apis import BrainContextApi, ContextGetApi, KnowledgeSearchApi, MemorySearchApi
 
 urlpatterns = [
     path("contacts", ContactListCreateApi.as_view(), name="contacts"),

@@ -23,9 +23,9 @@ from apps.entities.selectors import entity_list
 from apps.inspector import charts
 from apps.memories import scoring
 from apps.memories.models import KnowledgeDocument, Memory, MemoryEntity, MemoryProfile, MemoryRevision
-from apps.memories.retrieval import weights_for
+from apps.memories.retrieval.search import weights_for
 from apps.memories.selectors import memory_history, memory_list
-from apps.memories.services.revisions import revision_changes
+from apps.memories.store.revisions import revision_changes
 from apps.tenants.models import Membership, Tenant
 
 SESSION_TENANT_KEY = "inspector_tenant_id"

@@ -28,15 +28,15 @@ from apps.memories.models import (
     ProfileAudit,
 )
 from apps.memories.selectors_export import contact_export
-from apps.memories.services.editing import memory_delete, memory_edit
 from apps.memories.services.knowledge import document_delete
-from apps.memories.services.operations import (
+from apps.memories.store.editing import memory_delete, memory_edit
+from apps.memories.store.operations import (
     memories_merge_selected,
     memories_reembed,
     memory_importance_recompute,
     memory_supersede_manual,
 )
-from apps.memories.services.reembed import reembed
+from apps.memories.store.reembed import reembed
 from apps.memories.tasks import scope_consolidation_task, tenant_consolidation_task
 from apps.tenants.admin import TenantAdmin
 from apps.tenants.models import Tenant

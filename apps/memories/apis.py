@@ -2,27 +2,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.contacts.selectors import contact_get
-from apps.conversations.models import Message
 from apps.core.exceptions import ApplicationError
 from apps.core.fields import StrictCharField
 from apps.core.pagination import LimitOffset
 from apps.memories import scoring
+from apps.memories.ingest.services import memory_add
 from apps.memories.models import ContextEvent, Memory, MemoryRevision
-from apps.memories.selectors import event_get, memory_get, memory_history, memory_list
+from apps.memories.selectors import memory_get, memory_history, memory_list
 from apps.memories.selectors_export import contact_export
-from apps.memories.services.editing import MAX_MEMORY_CHARS, memory_delete, memory_edit
-from apps.memories.services.ingest import IngestItem, IngestOutcome, ingest_messages, memory_add, observation_record
+from apps.memories.store.editing import MAX_MEMORY_CHARS, memory_delete, memory_edit
 from apps.tenants.api import TenantAPIView
-
-MAX_MESSAGE_CHARS = settings.ENGRAM["MAX_MESSAGE_CHARS"]
-MAX_BATCH = settings.ENGRAM["MAX_BATCH_MESSAGES"]
 
 
 class MemoryOutputSerializer(serializers.ModelSerializer):
@@ -73,130 +68,6 @@ class RevisionOutputSerializer(serializers.ModelSerializer):
     class Meta:
         model = MemoryRevision
         fields = ["action", "actor", "before", "after", "related_memory", "note", "created_at"]
-
-
-class IngestMessageSerializer(serializers.Serializer):
-    # omitted or null: the tenant's own conversation with its AI (owner, assistant, tool turns): the brain
-    contact_id = StrictCharField(max_length=255, required=False, allow_null=True, default=None)
-    conversation_id = StrictCharField(max_length=255)
-    message = StrictCharField(max_length=MAX_MESSAGE_CHARS, trim_whitespace=False)
-    role = serializers.ChoiceField(choices=Message.ROLES)
-    message_id = StrictCharField(max_length=255, required=False, allow_null=True)
-    speaker = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
-    occurred_at = serializers.DateTimeField(required=False, allow_null=True)
-    channel = StrictCharField(max_length=50, required=False, allow_blank=True, default="")
-    display_name = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
-    metadata = serializers.DictField(required=False, default=dict)
-
-    def validate_contact_id(self, value: str | None) -> str | None:
-        if value is not None and "/" in value:
-            raise serializers.ValidationError("'/' is not allowed (ids are part of URLs).")
-        return value
-
-    validate_conversation_id = validate_contact_id
-
-    def validate_message(self, value: str) -> str:
-        if not value.strip():
-            raise serializers.ValidationError("This field may not be blank.")
-        return value
-
-    def to_item(self) -> IngestItem:
-        return IngestItem(**self.validated_data)
-
-
-def _ingest_response(outcome: IngestOutcome) -> dict[str, Any]:
-    return {
-        "event_id": str(outcome.event.pk),
-        "message_id": outcome.message.external_id,
-        "duplicate": outcome.duplicate,
-        "memories": outcome.memories,
-        "state": outcome.state,
-        "crisis": outcome.crisis_answer,
-    }
-
-
-class IngestApi(TenantAPIView):
-    @extend_schema(request=IngestMessageSerializer, responses={202: dict})
-    def post(self, request: Request) -> Response:
-        serializer = IngestMessageSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        (outcome,) = ingest_messages(tenant=self.tenant, items=[serializer.to_item()], actor=self.actor)
-        return Response(_ingest_response(outcome), status=status.HTTP_202_ACCEPTED)
-
-
-class IngestBatchApi(TenantAPIView):
-    class InputSerializer(serializers.Serializer):
-        messages = serializers.ListField(child=IngestMessageSerializer(), allow_empty=False, max_length=MAX_BATCH)
-
-    @extend_schema(request=InputSerializer, responses={202: dict})
-    def post(self, request: Request) -> Response:
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        items = [IngestItem(**data) for data in serializer.validated_data["messages"]]
-        outcomes = ingest_messages(tenant=self.tenant, items=items, actor=self.actor)
-        return Response({"results": [_ingest_response(o) for o in outcomes]}, status=status.HTTP_202_ACCEPTED)
-
-
-class EventDetailApi(TenantAPIView):
-    class OutputSerializer(serializers.ModelSerializer):
-        event_id = serializers.UUIDField(source="id")
-        contact_id = StrictCharField(source="contact.external_id", allow_null=True, default=None)
-        message_id = StrictCharField(source="message.external_id", allow_null=True, default=None)
-        state = serializers.SerializerMethodField()
-
-        class Meta:
-            model = ContextEvent
-            fields = [
-                "event_id",
-                "event_type",
-                "contact_id",
-                "message_id",
-                "content",
-                "source_metadata",
-                "state",
-                "processed",
-                "processed_at",
-                "extracted_at",
-                "attempts",
-                "last_error",
-                "result",
-                "created_at",
-            ]
-
-        def get_state(self, event: ContextEvent) -> str:
-            if event.processed:
-                return "processed"
-            if event.extracted_at is not None:
-                return "extracted"
-            return "failed" if event.last_error else "pending"
-
-    @extend_schema(responses=OutputSerializer)
-    def get(self, request: Request, event_id: str) -> Response:
-        return Response(self.OutputSerializer(event_get(tenant=self.tenant, event_id=event_id)).data)
-
-
-class ObservationApi(TenantAPIView):
-    class InputSerializer(serializers.Serializer):
-        content = StrictCharField(max_length=MAX_MESSAGE_CHARS)
-        category = serializers.ChoiceField(choices=ContextEvent.OBSERVATION_CATEGORIES)
-        contact_id = StrictCharField(max_length=255, required=False, allow_null=True)
-        source_metadata = serializers.DictField(required=False, default=dict)
-
-    @extend_schema(request=InputSerializer, responses={202: dict})
-    def post(self, request: Request) -> Response:
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
-        contact = contact_get(tenant=self.tenant, external_id=data["contact_id"]) if data.get("contact_id") else None
-        event, memories = observation_record(
-            tenant=self.tenant,
-            content=data["content"],
-            category=data["category"],
-            contact=contact,
-            source_metadata=data["source_metadata"],
-            actor=self.actor,
-        )
-        return Response({"event_id": str(event.pk), "memories": memories}, status=status.HTTP_202_ACCEPTED)
 
 
 class MemoryListCreateApi(TenantAPIView):
@@ -360,7 +231,7 @@ class ConversationCloseApi(TenantAPIView):
     @extend_schema(request=None, responses={200: dict})
     def post(self, request: Request, conversation_id: str) -> Response:
         from apps.conversations.selectors import conversation_get
-        from apps.memories.services.sessions import conversation_flush
+        from apps.memories.lifecycle.sessions import conversation_flush
 
         conversation = conversation_get(tenant=self.tenant, external_id=conversation_id)
         stats = conversation_flush(conversation=conversation, close=True)

@@ -17,8 +17,9 @@ from apps.contacts.models import Contact
 from apps.conversations.models import Conversation
 from apps.conversations.window import window_get
 from apps.core.tokens import count_tokens
-from apps.memories import overlap, scoring
-from apps.memories.retrieval import EntityRef, ScoredMemory, last_episode, memory_entities, memory_search
+from apps.memories import scoring
+from apps.memories.retrieval import overlap
+from apps.memories.retrieval.search import EntityRef, ScoredMemory, last_episode, memory_entities, memory_search
 from apps.tenants.models import Tenant
 
 CONTEXT_CANDIDATES = 40

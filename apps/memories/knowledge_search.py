@@ -10,7 +10,7 @@ from pgvector.django import CosineDistance
 
 from apps.memories.embeddings import cache_scope, get_embedder
 from apps.memories.models import KnowledgeChunk
-from apps.memories.retrieval import relevance
+from apps.memories.retrieval.search import relevance
 from apps.tenants.models import Tenant
 
 CANDIDATES = 30

@@ -8,10 +8,10 @@ from celery import shared_task
 from django.utils import timezone
 
 from apps.core.task_base import DeliveryCappedTask
-from apps.memories.services import consolidation, periodic, processor, sessions
-from apps.memories.services.access import access_flush
-from apps.memories.services.scheduling import consolidation_release, lost_consolidations_requeue
-from apps.memories.services.writing import memories_context_embed
+from apps.memories.lifecycle import consolidation, periodic, processor, sessions
+from apps.memories.lifecycle.scheduling import consolidation_release, lost_consolidations_requeue
+from apps.memories.retrieval.access import access_flush
+from apps.memories.store.writing import memories_context_embed
 from apps.tenants.models import Tenant
 
 
@@ -56,14 +56,14 @@ def flush_idle_conversations_task() -> int:
 
 @shared_task(name="apps.memories.tasks.lexicon_refresh_task", ignore_result=True)
 def lexicon_refresh_task(*, tenant_id: str, contact_id: str | None) -> int:
-    from apps.memories.services.lexicon import scope_lexicon_refresh
+    from apps.memories.retrieval.lexicon import scope_lexicon_refresh
 
     return scope_lexicon_refresh(tenant_id=tenant_id, contact_id=contact_id)
 
 
 @shared_task(name="apps.memories.tasks.periodic_consolidation_task")
 def periodic_consolidation_task() -> int:
-    """Fan out: one task per active tenant, which fans out per scope (apps/memories/services/periodic.py)."""
+    """Fan out: one task per active tenant, which fans out per scope (apps/memories/lifecycle/periodic.py)."""
     tenant_ids = list(Tenant.objects.filter(is_active=True).values_list("pk", flat=True))
     now = timezone.now().isoformat()
     for tenant_id in tenant_ids:
@@ -112,6 +112,6 @@ def _parsed(now: str | None) -> Any:
 
 def _contact_jobs():  # type: ignore[no-untyped-def]
     """Contact-intelligence patterns (difficult periods, chat hours, engagement) run with the periodic jobs."""
-    from apps.memories.services.intelligence import contact_patterns_detect
+    from apps.memories.lifecycle.intelligence import contact_patterns_detect
 
     return lambda tenant, contact, now: contact_patterns_detect(contact=contact, now=now)

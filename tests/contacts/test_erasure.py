@@ -11,8 +11,8 @@ from django.db import connection
 from apps.contacts.models import Contact, ErasureRecord
 from apps.contacts.services.crud import contact_digest
 from apps.core.redis import get_redis
-from apps.memories.services import lexicon
-from apps.memories.services.processor import events_process
+from apps.memories.lifecycle.processor import events_process
+from apps.memories.retrieval import lexicon
 from apps.tenants.services import tenant_delete
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the erasure runs when the deletion commits

@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from apps.contacts.models import ContactState, CrisisReview, Insight, InteractionLog, Trigger
+from apps.memories.ingest.services import IngestItem, ingest_messages
+from apps.memories.lifecycle.intelligence import contact_patterns_detect
 from apps.memories.models import Memory
-from apps.memories.services.ingest import IngestItem, ingest_messages
-from apps.memories.services.intelligence import contact_patterns_detect
 from tests.factories import UserFactory
 from tests.fake_openai import fake_openai_fixture, llm_settings  # noqa: F401  (the fixture is `fake_openai`)
 

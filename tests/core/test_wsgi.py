@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PROBE = """
 import gc, sys
 import config.wsgi
-print(gc.get_freeze_count(), "apps.memories.retrieval_apis" in sys.modules)
+print(gc.get_freeze_count(), "apps.memories.retrieval.apis" in sys.modules)
 """
 
 

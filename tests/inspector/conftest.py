@@ -11,8 +11,8 @@ from django.test import Client
 from django.utils import timezone
 
 from apps.contacts.models import Contact, ContactState
+from apps.memories.ingest.services import IngestItem, ingest_messages
 from apps.memories.models import Memory
-from apps.memories.services.ingest import IngestItem, ingest_messages
 from tests.factories import MembershipFactory, UserFactory
 
 PASSWORD = "pw-for-tests"

@@ -19,8 +19,8 @@ from apps.contacts.models import Contact, ContactState
 from apps.conversations.models import Conversation
 from apps.inspector.selectors import SESSION_TENANT_KEY
 from apps.memories import scoring
+from apps.memories.ingest.services import memory_add
 from apps.memories.models import ConsolidationRun, KnowledgeDocument, Memory, MemoryProfile, MemoryRevision
-from apps.memories.services.ingest import memory_add
 from apps.memories.services.knowledge import document_create
 from apps.tenants.models import Membership
 from tests.factories import ContactFactory, MembershipFactory, UserFactory

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from apps.memories.brain import SECTION_LIMITS, TOTAL_LIMIT, VERBATIM_TURNS
-from apps.memories.services.ingest import memory_add
+from apps.memories.ingest.services import memory_add
 from tests.factories import ContactFactory
 
 pytestmark = pytest.mark.django_db

@@ -8,8 +8,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from apps.memories.lifecycle.periodic import scope_consolidate
 from apps.memories.models import Memory
-from apps.memories.services.periodic import scope_consolidate
 
 pytestmark = pytest.mark.django_db
 
@@ -108,7 +108,7 @@ def test_the_insight_engine_turns_trends_across_contacts_into_brain_memories(api
     ],
 )
 def test_mood_trend_rule(now, before, expected):
-    from apps.memories.insight_rules import mood_trend
+    from apps.memories.lifecycle.insight_rules import mood_trend
 
     trend = mood_trend(negative_now=now[0], total_now=now[1], negative_before=before[0], total_before=before[1])
     assert (trend.content if trend else None) == expected or expected in trend.content

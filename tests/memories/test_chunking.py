@@ -1,7 +1,7 @@
 import pytest
 
 from apps.core.tokens import count_tokens
-from apps.memories.chunking import semantic_chunks
+from apps.memories.extraction.chunking import semantic_chunks
 
 
 def words(text: str) -> int:

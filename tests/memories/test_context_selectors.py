@@ -69,11 +69,11 @@ def test_get_context_reads_in_a_fixed_number_of_statements(api, tenant, monkeypa
     (Plus one UPDATE of the key's last_used_at at most once a minute: the key here was just used. Plus three
     that hold the request to its tenant under row-level security: `none` at the start, the key's tenant once
     authenticated, the reset at the end — apps/core/tenancy.py.)"""
-    from apps.memories import retrieval
+    from apps.memories.retrieval import search
     from apps.tenants.models import ApiKey
 
     ApiKey.objects.filter(tenant=tenant).update(last_used_at=timezone.now())
-    from apps.memories.services import lexicon
+    from apps.memories.retrieval import lexicon
     from tests.memories.test_lexicon import bulk, corpus
 
     contact = ContactFactory(tenant=tenant, external_id="wa:9")
@@ -83,7 +83,7 @@ def test_get_context_reads_in_a_fixed_number_of_statements(api, tenant, monkeypa
         body = api.get("/api/v1/context/wa:9", {"query": "tomato invoice"}).json()
     assert body["memories"]
     monkeypatch.setattr(lexicon, "LEXICON_FROM", 20)
-    monkeypatch.setattr(retrieval, "LEXICON_FROM", 20)
+    monkeypatch.setattr(search, "LEXICON_FROM", 20)
     lexicon.scope_lexicon_refresh(tenant_id=tenant.pk, contact_id=contact.pk)
     with django_assert_num_queries(5 + 3):
         assert api.get("/api/v1/context/wa:9", {"query": "piano lesson"}).json()["memories"]

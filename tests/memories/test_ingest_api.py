@@ -6,8 +6,8 @@ import pytest
 from apps.contacts.models import Contact
 from apps.conversations.models import Message
 from apps.entities.models import Entity
+from apps.memories.lifecycle.consolidation import pending_events_extract
 from apps.memories.models import ContextEvent, Memory, MemoryRevision
-from apps.memories.services.consolidation import pending_events_extract
 
 pytestmark = pytest.mark.django_db
 
@@ -368,7 +368,7 @@ def test_an_episode_is_also_indexed_with_the_days_it_names(api, tenant):
 
 def test_reembed_keeps_the_episode_date_in_the_embedding(api, tenant):
     from apps.memories.embeddings import get_embedder
-    from apps.memories.services.reembed import reembed
+    from apps.memories.store.reembed import reembed
 
     text = "We finally repainted the kitchen a pale green colour"
     response = ingest(api, text, message_id="d1", contact="c", conversation="v", occurred_at="2023-05-08T13:56:00Z")
@@ -448,7 +448,7 @@ def _context_expected(memory, previous):
 
 def _context_embed(tenant):
     """What context_embed_task does for memories without a context embedding (what an older version queued)."""
-    from apps.memories.services.writing import memories_context_embed
+    from apps.memories.store.writing import memories_context_embed
 
     return memories_context_embed(memory_ids=list(Memory.objects.filter(tenant=tenant).values_list("pk", flat=True)))
 
@@ -496,7 +496,7 @@ def test_a_batch_turn_gets_the_turn_before_it_in_the_same_batch_as_context(api, 
 
 
 def test_reembed_and_edit_recompute_the_context_embedding(api, tenant):
-    from apps.memories.services.reembed import reembed
+    from apps.memories.store.reembed import reembed
 
     _turns(api, CONTEXT_TURNS)
     first, second = _episode(tenant, "f1"), _episode(tenant, "f2")

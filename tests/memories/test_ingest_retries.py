@@ -10,9 +10,9 @@ from django.db import transaction
 
 from apps.contacts.models import CrisisReview, InteractionLog
 from apps.conversations.models import Message
+from apps.memories.ingest import services as ingest_service
+from apps.memories.ingest.services import event_extract
 from apps.memories.models import ContextEvent, Memory
-from apps.memories.services import ingest as ingest_service
-from apps.memories.services.ingest import event_extract
 from tests.conftest import held_elsewhere
 
 CRISIS = "I want to die, I can't go on"
@@ -136,7 +136,7 @@ def test_a_deleted_memory_is_not_served_nor_its_history(api, tenant):
 @pytest.mark.django_db
 def test_an_outcome_boosts_only_its_own_contact_s_decision(api, tenant):
     from apps.conversations.models import Conversation
-    from apps.memories.services.consolidation import conversation_consolidate
+    from apps.memories.lifecycle.consolidation import conversation_consolidate
 
     decision = "I will post the Diwali sweets recipe on Monday"
     api.post("/api/v1/ingest", _body("dec", decision, conversation="a", contact="alice"), format="json")

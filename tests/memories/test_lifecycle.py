@@ -10,13 +10,13 @@ from apps.conversations.models import Conversation
 from apps.core.redis import get_redis
 from apps.entities.models import Entity
 from apps.memories.embeddings import content_hash, get_embedder
+from apps.memories.ingest.services import IngestItem, ingest_messages
+from apps.memories.lifecycle import periodic_steps
+from apps.memories.lifecycle.consolidation import conversation_consolidate, near_duplicates_merge
+from apps.memories.lifecycle.scheduling import consolidation_schedule
+from apps.memories.lifecycle.sessions import idle_conversations_flush
 from apps.memories.models import ConsolidationRun, Memory, MemoryEntity, MemoryRevision
-from apps.memories.retrieval import memory_search
-from apps.memories.services import lifecycle
-from apps.memories.services.consolidation import conversation_consolidate, near_duplicates_merge
-from apps.memories.services.ingest import IngestItem, ingest_messages
-from apps.memories.services.scheduling import consolidation_schedule
-from apps.memories.services.sessions import idle_conversations_flush
+from apps.memories.retrieval.search import memory_search
 from tests.factories import ContactFactory
 
 pytestmark = pytest.mark.django_db
@@ -67,10 +67,10 @@ def test_decay_is_idempotent_and_exact(tenant, contact):
     fresh = make(tenant, contact, "Visited Goa", "episode", importance=0.5, rate=0.008, at=T0 + timedelta(days=15))
 
     # once at day 17, or at day 10, 12, 17 — same result: 10 decaying days after the 7-day grace
-    assert lifecycle.memories_decay(tenant=tenant, contact=contact, now=T0 + timedelta(days=10)) == 2
-    lifecycle.memories_decay(tenant=tenant, contact=contact, now=T0 + timedelta(days=12))
-    lifecycle.memories_decay(tenant=tenant, contact=contact, now=T0 + timedelta(days=17))
-    lifecycle.memories_decay(tenant=tenant, contact=contact, now=T0 + timedelta(days=17))
+    assert periodic_steps.memories_decay(tenant=tenant, contact=contact, now=T0 + timedelta(days=10)) == 2
+    periodic_steps.memories_decay(tenant=tenant, contact=contact, now=T0 + timedelta(days=12))
+    periodic_steps.memories_decay(tenant=tenant, contact=contact, now=T0 + timedelta(days=17))
+    periodic_steps.memories_decay(tenant=tenant, contact=contact, now=T0 + timedelta(days=17))
     values = dict(
         Memory.objects.filter(pk__in=[fact.pk, episode.pk, pinned.pk, fresh.pk]).values_list("pk", "importance")
     )
@@ -84,7 +84,7 @@ def test_decay_is_idempotent_and_exact(tenant, contact):
 
 
 def test_access_restarts_the_decay_clock(tenant, contact):
-    from apps.memories.services.access import access_flush, access_record
+    from apps.memories.retrieval.access import access_flush, access_record
 
     episode = make(tenant, contact, "Talked about cricket", "episode", importance=0.5, rate=0.008)
     access_record(memory_ids=[episode.pk], at=T0 + timedelta(days=17))
@@ -93,7 +93,7 @@ def test_access_restarts_the_decay_clock(tenant, contact):
     # decayed to 0.42 at the access, which becomes the new anchor
     assert (episode.importance, episode.base_importance, episode.access_count) == (0.42, 0.42, 1)
     assert episode.accessed_at == T0 + timedelta(days=17)
-    lifecycle.memories_decay(tenant=tenant, contact=contact, now=T0 + timedelta(days=20))
+    periodic_steps.memories_decay(tenant=tenant, contact=contact, now=T0 + timedelta(days=20))
     episode.refresh_from_db()
     assert episode.importance == 0.42
 
@@ -101,7 +101,7 @@ def test_access_restarts_the_decay_clock(tenant, contact):
 def test_a_burst_of_accesses_is_one_use(tenant, contact):
     """Accesses within an hour of the previous one are the same use: 50 searches in a minute count once,
     a use the next day counts again; the latest access time is kept either way."""
-    from apps.memories.services import access
+    from apps.memories.retrieval import access
 
     memory = make(tenant, contact, "Plays the violin", "fact", importance=0.7, rate=0.003)
     for second in range(50):
@@ -129,14 +129,14 @@ def test_a_burst_of_accesses_is_one_use(tenant, contact):
     ids=["first", "burst", "an-hour-apart", "soon-after-the-last", "an-hour-after-the-last", "continuing"],
 )
 def test_uses_of_access_times(times, previous, expected):
-    from apps.memories.services.access import uses
+    from apps.memories.retrieval.access import uses
 
     assert uses(times=times, previous_access=previous) == expected
 
 
 def test_accesses_are_counted_once_each_with_the_latest_time(tenant, contact):
     from apps.core.redis import get_redis
-    from apps.memories.services import access
+    from apps.memories.retrieval import access
 
     first = make(tenant, contact, "Plays the violin", "fact", importance=0.7, rate=0.003)
     second = make(tenant, contact, "Lives in Pune", "fact", importance=0.7, rate=0.003)
@@ -169,7 +169,7 @@ def test_prune_only_faded_and_idle(tenant, contact):
     faded = make(tenant, contact, "Said hi once", "episode", importance=0.05, at=now - timedelta(days=31))
     recent = make(tenant, contact, "Said hello again", "episode", importance=0.05, at=now - timedelta(days=29))
     pinned = make(tenant, contact, "Said hey", "episode", importance=0.05, at=now - timedelta(days=60), is_pinned=True)
-    assert lifecycle.memories_prune(tenant=tenant, contact=contact, now=now) == 1
+    assert periodic_steps.memories_prune(tenant=tenant, contact=contact, now=now) == 1
     faded.refresh_from_db()
     assert (faded.deletion_reason, faded.deleted_at is not None) == ("pruned", True)
     assert list(faded.revisions.values_list("action", "actor")) == [("pruned", "system")]
@@ -185,7 +185,7 @@ def test_purge_respects_retention(tenant, contact):
     young = make(
         tenant, contact, "Gone lately", "episode", deleted_at=now - timedelta(days=10), deletion_reason="deleted"
     )
-    assert lifecycle.memories_purge(tenant=tenant, now=now) >= 1
+    assert periodic_steps.memories_purge(tenant=tenant, now=now) >= 1
     assert not Memory.objects.filter(pk=old.pk).exists()
     assert Memory.objects.filter(pk=young.pk).exists()
 
@@ -209,7 +209,7 @@ def test_episodes_sharing_an_entity_become_one_pattern(tenant):
     # two "ate my shoes" days are two events: episodes only merge when near-verbatim (cosine ≥ 0.97)
     assert episodes.count() == 7
     now = T0 + timedelta(days=10)
-    assert lifecycle.episodes_compress(tenant=tenant, contact=contact, now=now, subject="Arjun") == 1
+    assert periodic_steps.episodes_compress(tenant=tenant, contact=contact, now=now, subject="Arjun") == 1
     pattern = Memory.objects.get(tenant=tenant, contact=contact, memory_type="pattern")
     assert pattern.importance == 0.8
     assert pattern.content.startswith("Arjun frequently talks about Bruno")
@@ -228,14 +228,14 @@ def test_episodes_sharing_an_entity_become_one_pattern(tenant):
     )
     assert any(item.memory.is_compressed for item in with_compressed.results)
     # idempotent: nothing left to compress
-    assert lifecycle.episodes_compress(tenant=tenant, contact=contact, now=now) == 0
+    assert periodic_steps.episodes_compress(tenant=tenant, contact=contact, now=now) == 0
 
 
 def test_fewer_than_five_episodes_stay_raw(tenant):
     for day, text in enumerate(BRUNO_DAYS[:4], start=1):
         ingest(tenant, "arjun", text, f"m{day}", T0 + timedelta(days=day), conversation=f"c{day}")
     contact = tenant.contacts.get()
-    assert lifecycle.episodes_compress(tenant=tenant, contact=contact, now=T0 + timedelta(days=30)) == 0
+    assert periodic_steps.episodes_compress(tenant=tenant, contact=contact, now=T0 + timedelta(days=30)) == 0
     assert not Memory.objects.filter(tenant=tenant, is_compressed=True).exists()
 
 
@@ -260,7 +260,7 @@ def test_session_compression_summarises_the_oldest_half(tenant):
         ingest(tenant, "arjun", text, f"s{index}", T0 + timedelta(days=index), conversation=f"session-{index}")
     contact = tenant.contacts.get()
     now = T0 + timedelta(days=40)
-    assert lifecycle.sessions_compress(tenant=tenant, contact=contact, now=now, threshold=10) == 5
+    assert periodic_steps.sessions_compress(tenant=tenant, contact=contact, now=now, threshold=10) == 5
     summaries = Memory.objects.filter(tenant=tenant, contact=contact, metadata__compression_source=True)
     assert sorted(summaries.values_list("source_session_id", flat=True)) == [f"session-{i}" for i in range(5)]
     first = summaries.get(source_session_id="session-0")
@@ -270,7 +270,7 @@ def test_session_compression_summarises_the_oldest_half(tenant):
     compressed = Memory.objects.filter(tenant=tenant, memory_type="episode", is_compressed=True)
     assert set(compressed.values_list("source_session_id", flat=True)) == {f"session-{i}" for i in range(5)}
     # 7 sessions left: under the threshold, nothing more happens
-    assert lifecycle.sessions_compress(tenant=tenant, contact=contact, now=now, threshold=10) == 0
+    assert periodic_steps.sessions_compress(tenant=tenant, contact=contact, now=now, threshold=10) == 0
 
 
 def test_near_duplicates_merge_keeps_the_more_specific(tenant, contact):
@@ -375,7 +375,7 @@ def test_close_api_flushes_and_closes(api, tenant, other_api):
 
 
 def test_periodic_job_runs_every_scope_and_logs(tenant, contact):
-    from apps.memories.services.periodic import tenant_consolidate
+    from apps.memories.lifecycle.periodic import tenant_consolidate
 
     make(tenant, contact, "Said hi once", "episode", importance=0.05, at=T0)
     make(tenant, None, "We sell sourdough", "fact", importance=0.7, rate=0.01, at=T0)
@@ -405,14 +405,14 @@ def test_session_summaries_decay_like_the_episodes_they_replace(tenant):
     for index, text in enumerate(TOPICS):
         ingest(tenant, "arjun", text, f"s{index}", T0 + timedelta(days=index), conversation=f"session-{index}")
     contact = tenant.contacts.get()
-    lifecycle.sessions_compress(tenant=tenant, contact=contact, now=T0 + timedelta(days=40), threshold=10)
+    periodic_steps.sessions_compress(tenant=tenant, contact=contact, now=T0 + timedelta(days=40), threshold=10)
     summary = Memory.objects.filter(tenant=tenant, metadata__compression_source=True).first()
     stated = (
         Memory.objects.filter(tenant=tenant, memory_type="fact").exclude(metadata__has_key="compression_source").first()
     )
     assert summary.decay_rate == 0.008
     far = summary.accessed_at + timedelta(days=400)
-    lifecycle.memories_decay(tenant=tenant, contact=contact, now=far)
+    periodic_steps.memories_decay(tenant=tenant, contact=contact, now=far)
     summary.refresh_from_db()
     assert summary.importance == 0.0  # no floor: it was derived, not stated
     if stated is not None:
@@ -425,7 +425,7 @@ def test_a_scope_another_run_holds_is_skipped_not_consolidated_twice(tenant):
     """Two periodic runs of one scope at once (a second beat, an operator's action): the second skips it."""
     from contextlib import contextmanager
 
-    from apps.memories.services.periodic import scope_consolidate, scope_lock
+    from apps.memories.lifecycle.periodic import scope_consolidate, scope_lock
     from tests.conftest import held_elsewhere
 
     contact = ContactFactory(tenant=tenant, external_id="held")
@@ -449,7 +449,7 @@ def test_accesses_applied_twice_count_once(tenant, contact):
     """A flush that died after writing some batches leaves its list to the next flush, which applies it
     again: the uses it already counted are not counted twice (an access is a use only an hour after the
     memory's previous access, and the first flush moved that to the latest of them)."""
-    from apps.memories.services import access
+    from apps.memories.retrieval import access
 
     memory = make(tenant, contact, "Plays the violin", "fact", importance=0.7, rate=0.003)
     times = {str(memory.pk): [(T0 + timedelta(hours=hours)).timestamp() for hours in (1, 3, 5)]}

@@ -11,10 +11,10 @@ from django.utils import timezone
 
 from apps.contacts.models import ContactState
 from apps.memories import scoring
+from apps.memories.ingest.services import memory_add
+from apps.memories.lifecycle.consolidation import near_duplicates_merge
 from apps.memories.models import Memory
-from apps.memories.services.consolidation import near_duplicates_merge
-from apps.memories.services.ingest import memory_add
-from apps.memories.services.writing import Candidate, MemoryVectors, memories_write
+from apps.memories.store.writing import Candidate, MemoryVectors, memories_write
 from tests.factories import ContactFactory
 
 pytestmark = pytest.mark.django_db
@@ -81,7 +81,7 @@ def test_one_fact_one_line_in_context(api):
 
 
 def test_the_offline_narrative_says_a_repeated_turn_once_and_not_what_a_fact_says():
-    from apps.memories.profile_rules import MemoryRow, Observation, offline_working_memory
+    from apps.memories.lifecycle.profile_rules import MemoryRow, Observation, offline_working_memory
 
     said = [
         "I have a dog named Bruno.",
@@ -111,7 +111,7 @@ def test_the_offline_narrative_says_a_repeated_turn_once_and_not_what_a_fact_say
     ],
 )
 def test_says_again(line, earlier, redundant):
-    from apps.memories.overlap import content_words, says_again
+    from apps.memories.retrieval.overlap import content_words, says_again
 
     assert says_again(content_words(line), content_words(earlier)) is redundant
 
@@ -315,7 +315,7 @@ def test_the_schedules_periodic_every_6_hours_deferred_after_300_seconds(tenant,
 
     from apps.conversations.models import Conversation
     from apps.core.redis import get_redis
-    from apps.memories.services.scheduling import consolidation_schedule
+    from apps.memories.lifecycle.scheduling import consolidation_schedule
 
     assert settings.CELERY_BEAT_SCHEDULE["periodic-consolidation"] == {
         "task": "apps.memories.tasks.periodic_consolidation_task",

@@ -8,9 +8,9 @@ import pytest
 from django.db import DataError
 
 from apps.core.models import LlmCall
-from apps.memories import profile_rules
+from apps.memories.lifecycle import profile_rules
+from apps.memories.lifecycle.processor import events_process, llm_pending_retry
 from apps.memories.models import ContextEvent, Memory, MemoryProfile, ProfileAudit
-from apps.memories.services.processor import events_process, llm_pending_retry
 from tests.fake_openai import fake_openai_fixture, llm_settings  # noqa: F401  (the fixture is `fake_openai`)
 
 pytestmark = pytest.mark.django_db

@@ -9,9 +9,9 @@ import pytest
 
 from apps.conversations.models import Conversation
 from apps.memories.benchmarks.locomo import ranked_turns, recall_at
+from apps.memories.lifecycle.consolidation import conversation_consolidate, memory_merge
 from apps.memories.models import Memory
-from apps.memories.services.access import access_flush
-from apps.memories.services.consolidation import conversation_consolidate, memory_merge
+from apps.memories.retrieval.access import access_flush
 
 pytestmark = pytest.mark.django_db
 
@@ -145,12 +145,12 @@ def test_neighbour_turns_follow_arrival_order_when_times_tie(api, tenant, monkey
     whole session, they are the turns before and after it in the ledger (arrival), not any turn of the same
     time."""
     from apps.contacts.models import Contact
-    from apps.memories import retrieval
+    from apps.memories.retrieval import search
 
-    monkeypatch.setattr(retrieval, "VECTOR_CANDIDATES", 0)  # candidates from the keyword source only
+    monkeypatch.setattr(search, "VECTOR_CANDIDATES", 0)  # candidates from the keyword source only
     _ingest(api, "tied", tied=True)
     contact = Contact.objects.get(tenant=tenant, external_id="tied")
-    result = retrieval.memory_search(tenant=tenant, contact=contact, query="Gertrude", top_k=10)
+    result = search.memory_search(tenant=tenant, contact=contact, query="Gertrude", top_k=10)
     neighbours = {tuple(item.memory.source_message_ids) for item in result.results if item.found_by == ("neighbour",)}
     assert neighbours == {("tied:S2:2",), ("tied:S2:4",)}
     assert ("tied:S2:3",) in {tuple(item.memory.source_message_ids) for item in result.results}

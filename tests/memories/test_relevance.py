@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from apps.memories.relevance import Features, length_prior, min_max, similarities
+from apps.memories.retrieval.relevance import Features, length_prior, min_max, similarities
 
 
 def features(**overrides):

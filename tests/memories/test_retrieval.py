@@ -9,11 +9,12 @@ from django.utils import timezone
 
 from apps.contacts.models import ContactState
 from apps.core.tokens import count_tokens
-from apps.memories import retrieval, scoring
+from apps.memories import scoring
+from apps.memories.ingest.services import memory_add
 from apps.memories.models import Memory
-from apps.memories.retrieval import memory_search
-from apps.memories.services.access import access_flush
-from apps.memories.services.ingest import memory_add
+from apps.memories.retrieval import search
+from apps.memories.retrieval.access import access_flush
+from apps.memories.retrieval.search import memory_search
 from tests.factories import ContactFactory
 
 pytestmark = pytest.mark.django_db
@@ -79,7 +80,7 @@ def contact(tenant):
 @pytest.fixture
 def single_source(monkeypatch):
     """Shrink the vector candidate list to one so each source's own hits can be told apart."""
-    monkeypatch.setattr(retrieval, "VECTOR_CANDIDATES", 1)
+    monkeypatch.setattr(search, "VECTOR_CANDIDATES", 1)
 
 
 def test_keyword_only_hit_is_not_dropped(tenant, contact, single_source):
@@ -338,7 +339,7 @@ def test_context_isolation_and_bad_input(api, other_api, tenant, contact):
 
 
 def test_tenant_retrieval_weights_are_used_for_brain_scope(tenant):
-    weights = retrieval.weights_for(tenant=tenant, is_tenant_scope=True)
+    weights = search.weights_for(tenant=tenant, is_tenant_scope=True)
     assert weights == scoring.TENANT_WEIGHTS
 
 
@@ -346,14 +347,14 @@ def test_reranker_setting_falls_back_to_the_blended_score_without_its_model(tena
     for text in ["Works at Infosys as a backend engineer", "Loves hiking in the mountains", "Has a dog named Bruno"]:
         add(tenant, contact, text)
     baseline = [item.memory.pk for item in memory_search(tenant=tenant, contact=contact, query="job", top_k=3).results]
-    retrieval._cross_encoder.cache_clear()
+    search._cross_encoder.cache_clear()
     settings.ENGRAM = {**settings.ENGRAM, "RERANKER_ENABLED": True, "RERANKER_MODEL": "no/such-model-offline"}
     try:
         reranked = [
             item.memory.pk for item in memory_search(tenant=tenant, contact=contact, query="job", top_k=3).results
         ]
     finally:
-        retrieval._cross_encoder.cache_clear()
+        search._cross_encoder.cache_clear()
     assert reranked == baseline
 
 
@@ -379,8 +380,8 @@ def test_reranker_replaces_the_similarity_of_the_head_and_reorders_it(tenant, co
     blended = memory_search(tenant=tenant, contact=contact, query=query, top_k=3).results
     assert blended[0].memory.content == "Has a dog named Bruno"
     model = _LongerIsBetterCrossEncoder()
-    monkeypatch.setattr(retrieval, "_cross_encoder", lambda: model)
-    monkeypatch.setattr(retrieval, "RERANK_TOP", 2)
+    monkeypatch.setattr(search, "_cross_encoder", lambda: model)
+    monkeypatch.setattr(search, "RERANK_TOP", 2)
     settings.ENGRAM = {**settings.ENGRAM, "RERANKER_ENABLED": True}
     reranked = memory_search(tenant=tenant, contact=contact, query=query, top_k=3).results
 
@@ -405,7 +406,7 @@ def test_an_entity_linked_to_the_cap_is_ubiquitous_unless_the_search_is_restrict
     from apps.entities.models import Entity
     from apps.memories.models import MemoryEntity
 
-    monkeypatch.setattr(retrieval, "UBIQUITY_LINK_CAP", 5)
+    monkeypatch.setattr(search, "UBIQUITY_LINK_CAP", 5)
     bulk_memories(tenant, contact, [f"{topic} ({index})" for index in range(3) for topic in GARDEN_TOPICS])
     Memory.objects.filter(tenant=tenant, contact=contact).update(memory_type="episode")  # 45 episodes
     bruno = Entity.objects.create(tenant=tenant, contact=contact, entity_type="pet", slug="bruno", display_name="Bruno")

@@ -7,9 +7,9 @@ from django.db import transaction
 
 from apps.core.exceptions import ApplicationError
 from apps.core.tokens import count_tokens_batch
-from apps.memories.chunking import semantic_chunks
 from apps.memories.embeddings import cache_scope, get_embedder
 from apps.memories.extraction import clean_text
+from apps.memories.extraction.chunking import semantic_chunks
 from apps.memories.models import KnowledgeChunk, KnowledgeDocument
 from apps.tenants.models import Tenant
 

@@ -44,7 +44,7 @@ from apps.memories.benchmarks.corpus import NAMES, PLACES, memory_texts, queries
 from apps.memories.benchmarks.stack import EngramClient, running_stack
 from apps.memories.embeddings import CachedEmbedder, cache_scope, content_hash, get_embedder
 from apps.memories.models import Memory, MemoryEntity
-from apps.memories.services.lexicon import scope_lexicon_refresh
+from apps.memories.retrieval.lexicon import scope_lexicon_refresh
 from apps.tenants.services import api_key_create, tenant_create, tenant_delete
 from config.embedded import VAR_DIR
 

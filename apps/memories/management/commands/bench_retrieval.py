@@ -41,8 +41,8 @@ from apps.memories.benchmarks.locomo import (
 )
 from apps.memories.benchmarks.stack import dump, embedding_cache_empty, running_stack
 from apps.memories.embeddings import get_embedder
-from apps.memories.retrieval import memory_search
-from apps.memories.services.ingest import IngestItem, ingest_messages
+from apps.memories.ingest.services import IngestItem, ingest_messages
+from apps.memories.retrieval.search import memory_search
 from apps.tenants.models import Tenant
 from apps.tenants.services import tenant_create, tenant_delete
 from config.embedded import VAR_DIR

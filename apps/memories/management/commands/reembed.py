@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from apps.memories.embeddings import get_embedder
-from apps.memories.services.reembed import reembed, reembed_queryset
+from apps.memories.store.reembed import reembed, reembed_queryset
 from apps.tenants.models import Tenant
 
 

@@ -8,8 +8,8 @@ from tqdm import tqdm
 
 from apps.contacts.models import Contact
 from apps.conversations.models import Conversation
-from apps.memories.services import consolidation, processor, sessions
-from apps.memories.services.periodic import tenant_consolidate
+from apps.memories.lifecycle import consolidation, processor, sessions
+from apps.memories.lifecycle.periodic import tenant_consolidate
 from apps.memories.tasks import _contact_jobs
 from apps.tenants.models import Tenant
 

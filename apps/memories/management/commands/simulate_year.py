@@ -22,13 +22,13 @@ from tqdm import tqdm
 
 from apps.contacts.models import Contact
 from apps.conversations.models import Conversation
+from apps.memories.ingest.services import IngestItem, ingest_messages
+from apps.memories.lifecycle.consolidation import conversation_consolidate
+from apps.memories.lifecycle.periodic import tenant_consolidate
 from apps.memories.models import Memory
-from apps.memories.retrieval import memory_search
-from apps.memories.retrieval_apis import context_payload
-from apps.memories.services.access import access_flush
-from apps.memories.services.consolidation import conversation_consolidate
-from apps.memories.services.ingest import IngestItem, ingest_messages
-from apps.memories.services.periodic import tenant_consolidate
+from apps.memories.retrieval.access import access_flush
+from apps.memories.retrieval.apis import context_payload
+from apps.memories.retrieval.search import memory_search
 from apps.memories.tasks import _contact_jobs
 from apps.tenants.services import tenant_create, tenant_delete
 

@@ -14,7 +14,7 @@ from datetime import datetime
 
 from apps.core.llm import LLMUnavailable, llm_complete_json, llm_is_configured
 from apps.memories.extraction import salience
-from apps.memories.overlap import STOPWORDS
+from apps.memories.retrieval.overlap import STOPWORDS
 
 logger = logging.getLogger(__name__)
 

@@ -12,8 +12,8 @@ from apps.contacts.services.state import contact_state_refresh
 from apps.contacts.services.triggers import trigger_create
 from apps.memories import scoring
 from apps.memories.models import Memory
-from apps.memories.services.revisions import SYSTEM
-from apps.memories.services.writing import Candidate, memories_write
+from apps.memories.store.revisions import SYSTEM
+from apps.memories.store.writing import Candidate, memories_write
 
 HISTORY_DAYS = 30
 BORED_SHARE = 0.3

@@ -22,9 +22,9 @@ from apps.conversations.models import Conversation, Message
 from apps.entities.services import entity_upsert_many
 from apps.memories import scoring
 from apps.memories.extraction import extract
+from apps.memories.ingest.services import event_extract, events_state_update, is_user_turn
 from apps.memories.models import ConsolidationRun, ContextEvent, Memory, MemoryEntity, MemoryRevision
-from apps.memories.services.ingest import event_extract, events_state_update, is_user_turn
-from apps.memories.services.revisions import SYSTEM, memory_snapshot, revision_record
+from apps.memories.store.revisions import SYSTEM, memory_snapshot, revision_record
 from apps.tenants.models import Tenant
 
 logger = logging.getLogger(__name__)

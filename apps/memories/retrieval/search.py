@@ -41,11 +41,11 @@ from django.utils.text import slugify
 
 from apps.contacts.models import Contact
 from apps.core.rows import bound_cursor
-from apps.memories import relevance as relevance_rules
 from apps.memories import scoring
 from apps.memories.embeddings import cache_scope, get_embedder, vector_literal
 from apps.memories.models.memory import scope_token
-from apps.memories.services.lexicon import (
+from apps.memories.retrieval import relevance as relevance_rules
+from apps.memories.retrieval.lexicon import (
     LEXICON_FROM,
     current_scope_sql,
     scope_lexicon_get,
@@ -270,7 +270,7 @@ def _quoted(lexemes: Sequence[str]) -> list[str]:
 
 def _scope_stats(scope: _Scope, lexemes: list[str]) -> _Stats:
     """Scope size, average tsvector lengths and the document frequency of each query lexeme: from the
-    scope's lexicon when a worker has built one (services.lexicon), else counted in one SQL statement."""
+    scope's lexicon when a worker has built one (retrieval.lexicon), else counted in one SQL statement."""
     lexicon = scope_lexicon_get(tenant_id=scope.tenant.pk, contact_id=scope.contact_id, lexemes=lexemes)
     if lexicon is not None:
         return _Stats(

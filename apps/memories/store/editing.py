@@ -9,8 +9,8 @@ from apps.core.exceptions import ApplicationError
 from apps.memories import scoring
 from apps.memories.embeddings import content_hash
 from apps.memories.models import Memory, MemoryRevision
-from apps.memories.services.revisions import memory_snapshot, revision_record
-from apps.memories.services.writing import (
+from apps.memories.store.revisions import memory_snapshot, revision_record
+from apps.memories.store.writing import (
     EMBEDDING_FIELDS,
     Candidate,
     MemoryChange,

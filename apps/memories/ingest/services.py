@@ -32,16 +32,16 @@ from apps.conversations.services import conversations_get_or_create_many, messag
 from apps.conversations.window import windows_append
 from apps.core.exceptions import ApplicationError
 from apps.memories import scoring
-from apps.memories.chunking import semantic_chunks
 from apps.memories.embeddings import EmbedderUnavailable, cache_scope
 from apps.memories.extraction import ExtractedEntity, extract, salience, slugify
+from apps.memories.extraction.chunking import semantic_chunks
 from apps.memories.extraction.dates import format_day, mentioned_dates
 from apps.memories.extraction.rules import MAX_EPISODE_CHARS
+from apps.memories.lifecycle.scheduling import consolidation_schedule
 from apps.memories.models import ContextEvent
 from apps.memories.models.memory import INDEX_TERMS_LENGTH
 from apps.memories.selectors import EpisodeAnchor, EpisodeBefore, episodes_before
-from apps.memories.services.scheduling import consolidation_schedule
-from apps.memories.services.writing import (
+from apps.memories.store.writing import (
     Candidate,
     MemoryChange,
     MemoryVectors,

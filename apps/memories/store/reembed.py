@@ -10,7 +10,7 @@ from django.db.models import Q, QuerySet
 
 from apps.memories.embeddings import cache_scope, get_embedder
 from apps.memories.models import KnowledgeChunk, Memory, MemoryRevision
-from apps.memories.services.writing import EMBEDDING_FIELDS, memories_vectors_refresh
+from apps.memories.store.writing import EMBEDDING_FIELDS, memories_vectors_refresh
 from apps.tenants.models import Tenant
 
 BATCH = 256

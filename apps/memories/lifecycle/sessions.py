@@ -12,9 +12,9 @@ from django.utils import timezone
 
 from apps.conversations.models import Conversation
 from apps.conversations.window import window_clear
+from apps.memories.lifecycle.consolidation import MAX_EXTRACTION_ATTEMPTS, _extract_events, run_logged
+from apps.memories.lifecycle.scheduling import consolidation_schedule
 from apps.memories.models import ConsolidationRun, ContextEvent
-from apps.memories.services.consolidation import MAX_EXTRACTION_ATTEMPTS, _extract_events, run_logged
-from apps.memories.services.scheduling import consolidation_schedule
 
 
 def conversation_flush(

@@ -18,12 +18,13 @@ from django.db.models import Min, Q
 
 from apps.contacts.models import Contact
 from apps.entities.models import Entity
-from apps.memories import scoring, summarise
+from apps.memories import scoring
+from apps.memories.lifecycle import summarise
+from apps.memories.lifecycle.decay import decayed_importance_sql
 from apps.memories.models import Memory, MemoryEntity, MemoryRevision
-from apps.memories.services.decay import decayed_importance_sql
-from apps.memories.services.editing import memory_delete
-from apps.memories.services.revisions import SYSTEM, memory_snapshot, revision_record
-from apps.memories.services.writing import Candidate, memories_write
+from apps.memories.store.editing import memory_delete
+from apps.memories.store.revisions import SYSTEM, memory_snapshot, revision_record
+from apps.memories.store.writing import Candidate, memories_write
 from apps.tenants.models import Tenant
 
 logger = logging.getLogger(__name__)

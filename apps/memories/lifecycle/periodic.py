@@ -21,10 +21,10 @@ from django.db import connection
 from django.utils import timezone
 
 from apps.contacts.models import Contact
+from apps.memories.lifecycle.consolidation import run_logged
+from apps.memories.lifecycle.insights import tenant_insights_detect
+from apps.memories.lifecycle.periodic_steps import memories_purge, periodic_scope_consolidate
 from apps.memories.models import ConsolidationRun, Memory
-from apps.memories.services.consolidation import run_logged
-from apps.memories.services.insights import tenant_insights_detect
-from apps.memories.services.lifecycle import memories_purge, periodic_scope_consolidate
 from apps.tenants.models import Tenant
 
 AfterScope = Callable[[Tenant, Contact | None, datetime], dict[str, int]]

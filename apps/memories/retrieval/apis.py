@@ -16,9 +16,9 @@ from apps.core.fields import StrictCharField
 from apps.memories import scoring
 from apps.memories.context import context_assemble
 from apps.memories.models import MemoryProfile
-from apps.memories.retrieval import ScoredMemory, memory_entities, memory_search
+from apps.memories.retrieval.access import access_record
+from apps.memories.retrieval.search import ScoredMemory, memory_entities, memory_search
 from apps.memories.selectors import contact_with_state_and_profile
-from apps.memories.services.access import access_record
 from apps.tenants.api import TenantAPIView
 from apps.tenants.models import ApiKey
 

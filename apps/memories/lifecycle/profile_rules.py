@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from apps.memories import overlap
+from apps.memories.retrieval import overlap
 
 MAX_WORKING_MEMORY_WORDS = 500
 

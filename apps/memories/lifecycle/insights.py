@@ -1,5 +1,5 @@
 """The insight engine (ai-brain-memory.txt §4.1), run with the brain's scope in the 6-hourly job: trends across
-the tenant's contacts become brain memories (rules: apps/memories/insight_rules.py)."""
+the tenant's contacts become brain memories (rules: apps/memories/lifecycle/insight_rules.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from django.db.models import Count, Q
 
 from apps.contacts.intelligence.mood import NEGATIVE_MOODS
 from apps.contacts.models import InteractionLog
-from apps.memories import insight_rules
-from apps.memories.services.writing import Candidate, memories_write
+from apps.memories.lifecycle import insight_rules
+from apps.memories.store.writing import Candidate, memories_write
 from apps.tenants.models import Tenant
 
 INSIGHT_ACTOR = "system:insights"

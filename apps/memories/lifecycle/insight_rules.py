@@ -1,5 +1,5 @@
 """The insight engine's rules (ai-brain-memory.txt §4.1: "insight engine detects trend → fact, pattern", every
-6 hours). Pure: the service (apps/memories/services/insights.py) reads the counts and writes the memories.
+6 hours). Pure: the service (apps/memories/lifecycle/insights.py) reads the counts and writes the memories.
 
 Two trends, each over the last 7 days against the 7 before:
 - a topic: an entity (a product, a place, an organisation…) that contacts' memories link, named by at least

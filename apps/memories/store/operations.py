@@ -16,10 +16,10 @@ from django.utils import timezone
 from apps.core.exceptions import ApplicationError
 from apps.memories import scoring
 from apps.memories.extraction import salience
+from apps.memories.lifecycle.consolidation import memory_merge
 from apps.memories.models import Memory, MemoryEntity, MemoryRevision
-from apps.memories.services.consolidation import memory_merge
-from apps.memories.services.revisions import memory_snapshot, revision_record
-from apps.memories.services.writing import (
+from apps.memories.store.revisions import memory_snapshot, revision_record
+from apps.memories.store.writing import (
     EMBEDDING_FIELDS,
     RECENT_SAMPLE,
     current_memories,
@@ -81,7 +81,7 @@ def memory_importance_recompute(*, memory: Memory, actor: str, now: datetime | N
 
 def memories_reembed(*, memories: Sequence[Memory], actor: str) -> int:
     """Re-embed the given memories with the configured model, one revision each. (A whole tenant or the
-    whole store: apps.memories.services.reembed.reembed.)"""
+    whole store: apps.memories.store.reembed.reembed.)"""
     if not memories:
         return 0
     previous = {memory.pk: memory.embedding_model for memory in memories}

@@ -19,9 +19,10 @@ from django.utils import timezone
 from apps.contacts.models import Contact
 from apps.core.llm import LLMUnavailable, llm_complete_json, llm_is_configured
 from apps.entities.models import Entity
-from apps.memories import profile_rules, scoring
+from apps.memories import scoring
+from apps.memories.lifecycle import profile_rules
 from apps.memories.models import ConsolidationRun, ContextEvent, Memory, MemoryProfile, ProfileAudit
-from apps.memories.services.writing import Candidate, memories_write
+from apps.memories.store.writing import Candidate, memories_write
 from apps.tenants.models import Tenant
 
 logger = logging.getLogger(__name__)
@@ -234,7 +235,7 @@ def llm_pending_retry(*, scopes: int = 20, now: datetime | None = None) -> int:
 
 def events_process(*, limit: int = 2000, now: datetime | None = None) -> dict[str, int]:
     """One processor pass over unprocessed, already-extracted events, grouped per (tenant, contact)."""
-    from apps.memories.services.consolidation import run_logged
+    from apps.memories.lifecycle.consolidation import run_logged
 
     rows = list(
         ContextEvent.objects.filter(processed=False, extracted_at__isnull=False)

@@ -27,7 +27,7 @@ from apps.memories.embeddings import cache_scope, content_hash, get_embedder, me
 from apps.memories.models import Memory, MemoryEntity, MemoryRevision
 from apps.memories.models.memory import INDEX_TERMS_LENGTH
 from apps.memories.selectors import EpisodeAnchor, episodes_before
-from apps.memories.services.revisions import memory_snapshot, revision_record
+from apps.memories.store.revisions import memory_snapshot, revision_record
 from apps.tenants.models import Tenant
 
 logger = logging.getLogger(__name__)
