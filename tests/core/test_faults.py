@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 
@@ -13,8 +14,9 @@ from apps.conversations.models import Conversation, Message
 from apps.conversations.window import window_get, window_keys
 from apps.core.redis import get_redis
 from apps.memories.embeddings import reset_embedder
-from apps.memories.models import ContextEvent, Memory
+from apps.memories.models import ConsolidationRun, ContextEvent, Memory
 from config import embedded
+from tests.conftest import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)  # windows are written when the ingest commits
 
@@ -97,6 +99,40 @@ def test_a_postgres_restart_drops_connections_and_the_next_request_reconnects(ap
         cursor.execute("SELECT pg_backend_pid()")
         assert cursor.fetchone()[0] != before  # a new server connection
     assert Message.objects.count() == 2
+
+
+@pytest.mark.celery_worker
+@pytest.mark.skipif(bool(os.environ.get("DATABASE_URL")), reason="an external server is not the tests' to stop")
+def test_postgres_stopped_answers_503_and_web_and_worker_recover_when_it_is_back(api, settings, celery_worker_process):
+    """The server itself stopped and started again (not just its connections ended), under a running web
+    process (this one) and a running worker (the session's): while it is down every request is a clean 503
+    the client may retry; when it is back both serve again without being restarted, and the retried message
+    is stored once."""
+    settings.ENGRAM = {**settings.ENGRAM, "CONSOLIDATION_DELAY_SECONDS": 1}
+    assert _say(api, "My dog Bruno is a beagle.", "p1").status_code == 202
+    assert wait_until(lambda: ConsolidationRun.objects.filter(kind="deferred", status="done").count() == 1)
+    connection.close()
+
+    embedded.stop_postgres(embedded.TEST)
+    try:
+        close_old_connections()  # request_started (the test client disconnects it)
+        down = _say(api, "I work as a nurse at the city hospital.", "p2")
+        assert down.status_code == 503, down.content
+        assert down.json()["error"]["code"] == "database_unavailable"
+        close_old_connections()
+        read = api.get("/api/v1/context/asha", {"query": "what is my dog called?"})
+        assert read.status_code == 503 and read.json()["error"]["code"] == "database_unavailable"
+    finally:
+        embedded.postgres_url(embedded.TEST)  # started again, same data directory
+
+    close_old_connections()
+    assert api.get("/api/v1/context/asha", {"query": "what is my dog called?"}).status_code == 200
+    retried = _say(api, "I work as a nurse at the city hospital.", "p2")  # the client's retry
+    assert retried.status_code == 202 and retried.json()["duplicate"] is False
+    # the worker was not restarted: its dead connection is replaced at its next task, which it runs
+    assert wait_until(lambda: ConsolidationRun.objects.filter(kind="deferred", status="done").count() == 2)
+    assert sorted(Message.objects.values_list("external_id", flat=True)) == ["p1", "p2"]
+    assert ContextEvent.objects.filter(extracted_at__isnull=False).count() == 2
 
 
 def _dsn() -> str:
