@@ -1,7 +1,8 @@
 from __future__ import annotations
 
 from django.conf import settings
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
@@ -50,7 +51,23 @@ class DocumentListCreateApi(TenantAPIView):
         page = paginator.paginate_queryset(KnowledgeDocument.objects.filter(tenant=self.tenant), request, view=self)
         return paginator.get_paginated_response(DocumentOutputSerializer(page, many=True).data)
 
-    @extend_schema(request=InputSerializer, responses={201: DocumentOutputSerializer})
+    # What the schema states (InputSerializer checks it): a JSON body holds the text, a multipart body the file.
+    class TextInputSerializer(serializers.Serializer):
+        title = StrictCharField(min_length=1, max_length=300)
+        content = StrictCharField(min_length=1, trim_whitespace=False)
+        content_type = serializers.ChoiceField(choices=ALLOWED_CONTENT_TYPES, required=False, default="text/markdown")
+
+    class UploadInputSerializer(serializers.Serializer):
+        title = StrictCharField(min_length=1, max_length=300)
+        file = extend_schema_field(OpenApiTypes.BINARY)(serializers.FileField)(
+            help_text="UTF-8 text or markdown, at most 2 MB."
+        )
+        content_type = serializers.ChoiceField(choices=ALLOWED_CONTENT_TYPES, required=False, default="text/markdown")
+
+    @extend_schema(
+        request={"application/json": TextInputSerializer, "multipart/form-data": UploadInputSerializer},
+        responses={201: DocumentOutputSerializer},
+    )
     def post(self, request: Request) -> Response:
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
