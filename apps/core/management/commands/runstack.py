@@ -23,6 +23,9 @@ from django.core.management.base import BaseCommand
 
 from config import embedded
 
+# gunicorn's access log (-v 2) without the query string: GET /context's `query` is the user's message
+ACCESS_LOG_FORMAT = '%(h)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(B)s %(M)sms'
+
 
 def web_workers() -> int:
     """gunicorn's sync workers for this machine: two per core, at least three. A request holds its
@@ -84,7 +87,12 @@ class Command(BaseCommand):
                 ),
                 f"--bind={options['host']}:{options['port']}",
                 "--timeout=120",
-                "--access-logfile=-" if options["verbosity"] > 1 else "--error-logfile=-",
+                *(
+                    ["--access-logfile=-", f"--access-logformat={ACCESS_LOG_FORMAT}"]
+                    if options["verbosity"] > 1
+                    else []
+                ),
+                "--error-logfile=-",
             ],
             "worker": [
                 python,
