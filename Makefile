@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format bench install browser clean-var
+.PHONY: run test test-unit lint format bench install browser clean-var
 
 $(STAMP): requirements/base.txt requirements/local.txt requirements/production.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -23,8 +23,13 @@ browser:
 	@command -v chromium >/dev/null 2>&1 || { echo "installing Debian chromium for the browser tests…"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
-test: $(STAMP) browser
+test: test-unit browser
 	$(BIN)/python -m pytest
+
+# pure modules only: no database, no Redis, no Django settings (tests/unit/conftest.py)
+test-unit: $(STAMP)
+	env -u DJANGO_SETTINGS_MODULE $(BIN)/python -m pytest -q -p no:django -p no:cacheprovider \
+		-W ignore::pytest.PytestConfigWarning --confcutdir=tests/unit tests/unit
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

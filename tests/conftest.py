@@ -35,10 +35,15 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         embedded.stop_postgres(embedded.TEST)
 
 
+UNIT_TESTS = ROOT / "tests" / "unit"
+
+
 @pytest.fixture(autouse=True)
-def _clean_redis() -> Iterator[None]:
-    """Each test starts with an empty Redis (real server, flushed), like each starts with an empty DB."""
-    get_redis().flushdb()
+def _clean_redis(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Each test starts with an empty Redis (real server, flushed), like each starts with an empty DB; the
+    unit layer (tests/unit: pure modules) touches neither."""
+    if UNIT_TESTS not in request.node.path.parents:
+        get_redis().flushdb()
     yield
 
 

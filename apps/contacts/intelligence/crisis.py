@@ -4,7 +4,7 @@ It runs on every inbound message before anything else, so a provider outage can 
 reply. Recall matters more than precision here, yet everyday idioms must not fire, because a helpline reply to
 "this cake is to die for" destroys trust too.
 
-Decisions (pinned by tests/contacts/test_crisis.py):
+Decisions (pinned by tests/unit/contacts/test_crisis.py):
 - Text is normalised first: NFC, lower case, curly/modifier apostrophes unified to ', whitespace collapsed.
   Matching then runs on an accent-folded copy (Latin diacritics removed, Devanagari nukta removed), so
   "hacerme daño" and "hacerme dano", "não" and "nao", "ख़ुदकुशी" and "खुदकुशी" all match. `matched` holds the

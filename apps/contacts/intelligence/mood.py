@@ -3,7 +3,7 @@
 The LLM classifier is primary; when it times out the service reuses the previous mood, and when the provider is
 down it falls back to `classify_mood_keywords`, which needs no network and runs in microseconds.
 
-Keyword matching rules (decided here, pinned by tests/contacts/test_mood_classifier.py):
+Keyword matching rules (decided here, pinned by tests/unit/contacts/test_mood_classifier.py):
 - Word cues match on word boundaries, so "dismiss" never matches "miss" and "lollipop" never matches "lol".
 - "miss" is a sad cue only as the verb of longing ("I miss her", "miss you", "missing home"); "I missed the bus"
   is not sad (it is an event, not a feeling).
