@@ -9,10 +9,22 @@ import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
-FACT, PREFERENCE, EPISODE, PATTERN = "fact", "preference", "episode", "pattern"
-MEMORY_TYPES = (FACT, PREFERENCE, EPISODE, PATTERN)
+
+class MemoryType(StrEnum):
+    """The one vocabulary of memory types (the model's choices, the API's, the rules'); a member is its
+    string, so `"fact" == MemoryType.FACT`. The seed specs' names map onto it (SEED_TYPE_MAP)."""
+
+    FACT = "fact"
+    PREFERENCE = "preference"
+    EPISODE = "episode"
+    PATTERN = "pattern"
+
+
+FACT, PREFERENCE, EPISODE, PATTERN = MemoryType.FACT, MemoryType.PREFERENCE, MemoryType.EPISODE, MemoryType.PATTERN
+MEMORY_TYPES = tuple(MemoryType)
 
 # Contact memory defaults (contact-intelligence.txt §2.2): (importance, decay per day)
 CONTACT_TYPE_DEFAULTS: dict[str, tuple[float, float]] = {

@@ -10,6 +10,7 @@ from pgvector.django import HnswIndex, VectorField
 from apps.contacts.models import Contact
 from apps.core.models import UUIDModel
 from apps.entities.models import Entity
+from apps.memories.scoring import MemoryType
 from apps.tenants.models import Tenant
 
 EMBEDDING_DIMENSIONS = 384
@@ -33,11 +34,7 @@ def scope_token(*, tenant_id: object, contact_id: object | None) -> str:
     return f"'scope {contact_id}'" if contact_id is not None else f"'scope tenant {tenant_id}'"
 
 
-class MemoryType(models.TextChoices):
-    FACT = "fact"
-    PREFERENCE = "preference"
-    EPISODE = "episode"
-    PATTERN = "pattern"
+MEMORY_TYPE_CHOICES = [(kind.value, kind.name.title()) for kind in MemoryType]
 
 
 class Memory(UUIDModel):
@@ -56,7 +53,7 @@ class Memory(UUIDModel):
     # row): the neighbour probes scanned the whole tenant through it (docs/retrieval.md §1).
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="memories", db_index=False)
     contact = models.ForeignKey(Contact, on_delete=models.CASCADE, null=True, blank=True, related_name="memories")
-    memory_type = models.CharField(max_length=12, choices=MemoryType.choices)
+    memory_type = models.CharField(max_length=12, choices=MEMORY_TYPE_CHOICES)
     content = models.TextField()
     content_hash = models.CharField(max_length=64)
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
