@@ -95,7 +95,7 @@ def scope_consolidation_task(*, tenant_id: str, contact_id: str | None, now: str
     contact = Contact.objects.filter(tenant_id=tenant_id, pk=contact_id).first() if contact_id else None
     if tenant is None or (contact_id and contact is None):
         return {}  # deleted meanwhile
-    return periodic.scope_consolidate(tenant=tenant, contact=contact, now=_parsed(now), after_scope=_contact_jobs())
+    return periodic.scope_consolidate(tenant=tenant, contact=contact, now=_parsed(now))
 
 
 @shared_task(name="apps.memories.tasks.tenant_purge_task", acks_late=True, base=DeliveryCappedTask)
@@ -108,10 +108,3 @@ def _parsed(now: str | None) -> Any:
     from django.utils.dateparse import parse_datetime
 
     return parse_datetime(now) if now else None
-
-
-def _contact_jobs():  # type: ignore[no-untyped-def]
-    """Contact-intelligence patterns (difficult periods, chat hours, engagement) run with the periodic jobs."""
-    from apps.memories.lifecycle.intelligence import contact_patterns_detect
-
-    return lambda tenant, contact, now: contact_patterns_detect(contact=contact, now=now)

@@ -1,5 +1,7 @@
-"""The 6-hourly periodic consolidation: decay, patterns, session summaries and pruning per scope (each
-contact with memories, then the tenant brain), then the purge of what is past retention.
+"""The 6-hourly periodic consolidation, the complete list: per scope (each contact with memories, then the
+tenant brain) decay, episode→pattern consolidation, session compression and pruning (periodic_steps.py);
+for a contact, its intelligence patterns — difficult periods, chat hours, engagement (intelligence.py); for
+the brain, the trends across contacts (insights.py); then the purge of what is past retention.
 
 Production fans it out on Celery — a task per tenant that queues a task per scope and one purge
 (apps/memories/tasks.py) — so a large tenant is many short tasks, not one that hits the time limit at the
@@ -23,11 +25,10 @@ from django.utils import timezone
 from apps.contacts.models import Contact
 from apps.memories.lifecycle.consolidation import run_logged
 from apps.memories.lifecycle.insights import tenant_insights_detect
+from apps.memories.lifecycle.intelligence import contact_patterns_detect
 from apps.memories.lifecycle.periodic_steps import memories_purge, periodic_scope_consolidate
 from apps.memories.models import ConsolidationRun, Memory
 from apps.tenants.models import Tenant
-
-AfterScope = Callable[[Tenant, Contact | None, datetime], dict[str, int]]
 
 
 def tenant_scopes(*, tenant: Tenant) -> list[Contact | None]:
@@ -62,20 +63,18 @@ def scope_lock(*, tenant: Tenant, contact: Contact | None) -> Iterator[bool]:
                 cursor.execute("SELECT pg_advisory_unlock(%s)", [key])
 
 
-def scope_consolidate(
-    *, tenant: Tenant, contact: Contact | None, now: datetime | None = None, after_scope: AfterScope | None = None
-) -> dict[str, int]:
-    """The periodic jobs of one scope, logged as one ConsolidationRun; `after_scope` adds per-contact jobs
-    (contact intelligence). `{"skipped_running": 1}` when another run holds the scope."""
+def scope_consolidate(*, tenant: Tenant, contact: Contact | None, now: datetime | None = None) -> dict[str, int]:
+    """The periodic jobs of one scope, logged as one ConsolidationRun. `{"skipped_running": 1}` when another
+    run holds the scope."""
     now = now or timezone.now()
     with scope_lock(tenant=tenant, contact=contact) as acquired:
         if not acquired:
             return {"skipped_running": 1}
         with run_logged(kind=ConsolidationRun.KIND_PERIODIC, tenant=tenant, contact=contact, now=now) as stats:
             totals: Counter[str] = Counter(periodic_scope_consolidate(tenant=tenant, contact=contact, now=now))
-            if after_scope is not None and contact is not None:
-                totals.update(after_scope(tenant, contact, now))
-            if contact is None:  # the brain's run: trends across the tenant's contacts become brain memories
+            if contact is not None:
+                totals.update(contact_patterns_detect(contact=contact, now=now))
+            else:  # the brain's run: trends across the tenant's contacts become brain memories
                 totals.update(tenant_insights_detect(tenant=tenant, now=now))
             stats.update(totals)
     return dict(totals)
@@ -95,14 +94,13 @@ def tenant_consolidate(
     now: datetime | None = None,
     contact: Contact | None = None,
     progress: Callable[[int, int], None] | None = None,
-    after_scope: AfterScope | None = None,
 ) -> dict[str, int]:
     """In process: each scope of the tenant (or only `contact`), then — for the whole tenant — the purge."""
     now = now or timezone.now()
     scopes: list[Contact | None] = [contact] if contact is not None else tenant_scopes(tenant=tenant)
     totals: Counter[str] = Counter()
     for index, scope in enumerate(scopes, start=1):
-        totals.update(scope_consolidate(tenant=tenant, contact=scope, now=now, after_scope=after_scope))
+        totals.update(scope_consolidate(tenant=tenant, contact=scope, now=now))
         if progress is not None:
             progress(index, len(scopes))
     if contact is None:

@@ -10,7 +10,6 @@ from apps.contacts.models import Contact
 from apps.conversations.models import Conversation
 from apps.memories.lifecycle import consolidation, processor, sessions
 from apps.memories.lifecycle.periodic import tenant_consolidate
-from apps.memories.tasks import _contact_jobs
 from apps.tenants.models import Tenant
 
 JOBS = ("periodic", "deferred", "processor", "flush")
@@ -48,9 +47,7 @@ class Command(BaseCommand):
                     bar.total = total
                     bar.update(1)
 
-                stats = tenant_consolidate(
-                    tenant=tenant, now=now, contact=contact, progress=progress, after_scope=_contact_jobs()
-                )
+                stats = tenant_consolidate(tenant=tenant, now=now, contact=contact, progress=progress)
         elif job == "deferred":
             conversations = list(Conversation.objects.filter(tenant=tenant).values_list("pk", flat=True))
             stats = {}

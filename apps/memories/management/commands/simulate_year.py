@@ -29,7 +29,6 @@ from apps.memories.models import Memory
 from apps.memories.retrieval.access import access_flush
 from apps.memories.retrieval.apis import context_payload
 from apps.memories.retrieval.search import memory_search
-from apps.memories.tasks import _contact_jobs
 from apps.tenants.services import tenant_create, tenant_delete
 
 
@@ -178,7 +177,7 @@ class Command(BaseCommand):
 
     @staticmethod
     def _periodic(tenant: Any, now: datetime) -> None:
-        tenant_consolidate(tenant=tenant, now=now, after_scope=_contact_jobs())
+        tenant_consolidate(tenant=tenant, now=now)
 
     @staticmethod
     def _current(tenant: Any) -> Any:
