@@ -16,6 +16,7 @@ from django.utils import timezone
 from apps.contacts.admin import ContactAdmin
 from apps.contacts.models import Contact
 from apps.core.exceptions import ApplicationError
+from apps.memories.lifecycle.scheduling import scope_consolidation_queue, tenant_consolidation_queue
 from apps.memories.models import (
     ConsolidationRun,
     ContextEvent,
@@ -37,7 +38,6 @@ from apps.memories.store.operations import (
     memory_supersede_manual,
 )
 from apps.memories.store.reembed import reembed
-from apps.memories.tasks import scope_consolidation_task, tenant_consolidation_task
 from apps.tenants.admin import TenantAdmin
 from apps.tenants.models import Tenant
 
@@ -434,7 +434,7 @@ class ContactMemoryAdmin(ContactAdmin):
         # (a scope another run holds is skipped), the result in Consolidation runs
         contacts = list(queryset.select_related("tenant"))
         for contact in contacts:
-            scope_consolidation_task.delay(tenant_id=str(contact.tenant_id), contact_id=str(contact.pk))
+            scope_consolidation_queue(tenant_id=contact.tenant_id, contact_id=contact.pk)
         self.message_user(request, f"Consolidation queued for {len(contacts)} contact(s): see Consolidation runs.")
 
 
@@ -445,7 +445,7 @@ class TenantMemoryAdmin(TenantAdmin):
     def run_consolidation(self, request: HttpRequest, queryset: QuerySet[Tenant]) -> None:
         tenants = list(queryset)
         for tenant in tenants:
-            tenant_consolidation_task.delay(tenant_id=str(tenant.pk))
+            tenant_consolidation_queue(tenant_id=tenant.pk)
         self.message_user(request, f"Consolidation queued for {len(tenants)} tenant(s): see Consolidation runs.")
 
     @admin.action(description="Re-embed all memories and knowledge chunks with the configured model")

@@ -1,6 +1,8 @@
-"""Deferred work: a burst of turns in a conversation queues one consolidation run (debounced), and a
-per-minute sweep finds in PostgreSQL the runs that were due but never happened (their countdown task lived
-only in the broker, lost with a Redis restart)."""
+"""What the lifecycle queues for the worker. Deferred work: a burst of turns in a conversation queues one
+consolidation run (debounced), and a per-minute sweep finds in PostgreSQL the runs that were due but never
+happened (their countdown task lived only in the broker, lost with a Redis restart). On demand: an operator's
+consolidation of contacts or tenants (admin actions). The periodic fan-out queues its own tasks
+(apps/memories/tasks.py), and a scope's lexicon refresh is queued by retrieval/lexicon.py."""
 
 from __future__ import annotations
 
@@ -64,3 +66,17 @@ def lost_consolidations_requeue(*, now: datetime | None = None, limit: int = 500
         .order_by("last_message_at")[:limit]
     )
     return sum(consolidation_schedule(conversation=conversation, delay=0) for conversation in overdue)
+
+
+def scope_consolidation_queue(*, tenant_id: object, contact_id: object) -> None:
+    """The periodic jobs of one contact, now, on the worker (a scope another run holds is skipped there)."""
+    from apps.memories.tasks import scope_consolidation_task
+
+    scope_consolidation_task.delay(tenant_id=str(tenant_id), contact_id=str(contact_id))
+
+
+def tenant_consolidation_queue(*, tenant_id: object) -> None:
+    """The periodic jobs of every scope of a tenant, then its purge, now, on the worker."""
+    from apps.memories.tasks import tenant_consolidation_task
+
+    tenant_consolidation_task.delay(tenant_id=str(tenant_id))
