@@ -11,10 +11,10 @@ from rest_framework.response import Response
 
 from apps.contacts.selectors import contact_get, contact_state_snapshot, joined_one_to_one
 from apps.contacts.services import contact_crisis_report
+from apps.context.contact import context_assemble
 from apps.conversations.models import Conversation
 from apps.core.fields import StrictCharField
 from apps.memories import scoring
-from apps.memories.context import context_assemble
 from apps.memories.models import MemoryProfile
 from apps.memories.retrieval.access import access_record
 from apps.memories.retrieval.search import ScoredMemory, memory_entities, memory_search
@@ -236,8 +236,8 @@ class BrainContextApi(TenantAPIView):
 
     @extend_schema(request=InputSerializer, responses={200: dict})
     def post(self, request: Request) -> Response:
+        from apps.context.brain import brain_context_assemble
         from apps.conversations.selectors import conversation_get
-        from apps.memories.brain import brain_context_assemble
 
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
