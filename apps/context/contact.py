@@ -1,7 +1,7 @@
 """Context assembly for GET /context/{contact_id}: what the LLM is handed before each reply.
 
-Reads only. Access statistics for the memories handed out are recorded by the API view through
-`access_record` (Redis, batched), never written here.
+Reads only. Access statistics for the memories handed out are recorded by `apps.context.services`
+(`context_payload`, through `access_record`: Redis, batched), never written here.
 """
 
 from __future__ import annotations
