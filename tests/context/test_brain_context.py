@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from apps.context.brain import SECTION_LIMITS, TOTAL_LIMIT, VERBATIM_TURNS
+from apps.context.budgets import SECTION_LIMITS, TOTAL_LIMIT, VERBATIM_TURNS
 from apps.memories.ingest.services import memory_add
 from tests.factories import ContactFactory
 
