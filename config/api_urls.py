@@ -10,6 +10,7 @@ from apps.contacts.apis import (
     TriggerCompleteApi,
     TriggerListApi,
 )
+from apps.context.apis import BrainContextApi, ContextGetApi
 from apps.conversations.apis import ConversationDetailApi, ConversationMessagesApi
 from apps.memories.apis import (
     ContactExportApi,
@@ -22,7 +23,7 @@ from apps.memories.apis import (
 )
 from apps.memories.ingest.apis import EventDetailApi, IngestApi, IngestBatchApi, ObservationApi
 from apps.memories.knowledge_apis import DocumentDetailApi, DocumentListCreateApi
-from apps.memories.retrieval.apis import BrainContextApi, ContextGetApi, KnowledgeSearchApi, MemorySearchApi
+from apps.memories.retrieval.apis import KnowledgeSearchApi, MemorySearchApi
 
 urlpatterns = [
     path("contacts", ContactListCreateApi.as_view(), name="contacts"),

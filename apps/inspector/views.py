@@ -16,6 +16,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from apps.context.services import context_payload
 from apps.core.exceptions import ApplicationError
 from apps.inspector import selectors
 from apps.inspector.forms import (
@@ -29,7 +30,6 @@ from apps.inspector.forms import (
 from apps.inspector.permissions import InspectorRequest, forbidden, inspector_view
 from apps.memories.knowledge_search import knowledge_search
 from apps.memories.models import Memory
-from apps.memories.retrieval.apis import context_payload
 from apps.memories.selectors_export import contact_export
 from apps.memories.services.knowledge import document_create, document_delete
 from apps.memories.store.editing import memory_correct, memory_delete, memory_edit

@@ -10,11 +10,10 @@ from django.contrib.postgres.search import SearchQuery
 from django.db import connection
 from django.db.models import Q, QuerySet
 
-from apps.contacts.models import Contact, ContactState
+from apps.contacts.models import Contact
 from apps.core.exceptions import NotFound
-from apps.core.rows import columns, fetch_row, instances
 from apps.memories.embeddings import memory_text
-from apps.memories.models import ContextEvent, Memory, MemoryProfile, MemoryRevision
+from apps.memories.models import ContextEvent, Memory, MemoryRevision
 from apps.tenants.models import Tenant
 
 
@@ -77,33 +76,6 @@ def event_get(*, tenant: Tenant, event_id: Any) -> ContextEvent:
     if event is None:
         raise NotFound("Event not found.")
     return event
-
-
-_CONTACT_WITH_STATE_AND_PROFILE = (
-    f"SELECT {columns(Contact, 'c')}, {columns(ContactState, 's')}, {columns(MemoryProfile, 'p')} "
-    f"FROM {Contact._meta.db_table} c "
-    f"LEFT JOIN {ContactState._meta.db_table} s ON s.contact_id = c.id "
-    f"LEFT JOIN {MemoryProfile._meta.db_table} p ON p.contact_id = c.id "
-    "WHERE c.tenant_id = %s AND c.external_id = %s"
-)
-
-
-def contact_with_state_and_profile(*, tenant: Tenant, external_id: str) -> Contact:
-    """The tenant's contact with its state and memory profile (either may be missing) in one statement:
-    GET /context reads all three on every call. `contact.state` / `contact.profile` are set (or known
-    absent), so reading them costs no further query."""
-    row = fetch_row(_CONTACT_WITH_STATE_AND_PROFILE, [tenant.pk, external_id])
-    if row is None:
-        raise NotFound(f"Contact '{external_id}' not found.")
-    contact, state, profile = instances(row, [Contact, ContactState, MemoryProfile])
-    assert isinstance(contact, Contact)
-    contact.tenant = tenant
-    for name, related in (("state", state), ("profile", profile)):
-        if related is not None:
-            setattr(contact, name, related)  # caches both sides of the one-to-one
-        else:  # known absent: reading it raises DoesNotExist without asking the database
-            getattr(Contact, name).related.set_cached_value(contact, None)
-    return contact
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ INSTALLED_APPS = [
     "apps.conversations",
     "apps.entities",
     "apps.memories",
+    "apps.context",
     "apps.inspector",
 ]
 

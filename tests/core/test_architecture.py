@@ -1,5 +1,5 @@
 """The layer rules of pyproject.toml's [tool.importlinter] hold (also in `make lint`): apps depend downwards
-only, pure rule modules import no Django, services and selectors import no API module."""
+only, pure rule modules import no Django, services and selectors import no API module, nor does the inspector."""
 
 from __future__ import annotations
 

@@ -7,8 +7,6 @@ import numpy as np
 import pytest
 from django.utils import timezone
 
-from apps.contacts.models import ContactState
-from apps.core.tokens import count_tokens
 from apps.memories import scoring
 from apps.memories.ingest.services import memory_add
 from apps.memories.models import Memory
@@ -275,67 +273,6 @@ def test_read_only_key_may_search(tenant):
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {ApiKeyFactory(tenant=tenant, scopes=('read',)).plaintext}")
     assert client.post("/api/v1/memories/search", {"query": "anything"}, format="json").status_code == 200
-
-
-@pytest.mark.parametrize(
-    ("stage", "budget"),
-    [("new", 0), ("building", 500), ("established", 1200), ("deep", 2000), ("fading", 800), ("dormant", 200)],
-)
-def test_context_budget_follows_the_relationship_stage(api, tenant, contact, stage, budget):
-    ContactState.objects.create(contact=contact, tenant=tenant, relationship_stage=stage)
-    bulk_memories(tenant, contact, [f"Garden note {index}: {topic}" for index, topic in enumerate(GARDEN_TOPICS * 4)])
-    body = api.get("/api/v1/context/arjun", {"query": "garden"}).json()
-    assert body["memory_budget"] == budget
-    assert body["tokens_used"] <= budget
-    assert body["state"]["relationship_stage"] == stage
-    lines = [line for line in body["context_text"].splitlines() if line.startswith("[")]
-    assert len(lines) == len(body["memories"])
-    assert body["tokens_used"] == sum(count_tokens(line) for line in lines)
-    if budget == 0 or stage == "dormant":  # dormant: the last episode only, and these are facts
-        assert body["memories"] == [] and "<memory>" not in body["context_text"]
-    else:
-        assert body["memories"] and "<memory>" in body["context_text"]
-
-
-def test_context_puts_preferences_first_and_drops_the_lowest_scored(api, tenant, contact):
-    ContactState.objects.create(contact=contact, tenant=tenant, relationship_stage="deep")
-    add(tenant, contact, "Works at Infosys in Chennai", importance=0.9)
-    add(tenant, contact, "Has a golden retriever named Bruno", importance=0.8)
-    add(tenant, contact, "Doesn't like talking about politics", memory_type="preference", importance=0.3)
-    body = api.get("/api/v1/context/arjun", {"query": "work", "token_budget": 1000, "explain": "true"}).json()
-    assert body["memories"][0]["memory_type"] == "preference"
-    lines = body["context_text"].splitlines()
-    assert lines[lines.index("<memory>") + 1] == "[PREFERENCE] Doesn't like talking about politics"
-    scores = [m["score"] for m in body["memories"][1:]]
-    assert scores == sorted(scores, reverse=True)
-    # a budget that fits the preference and one fact drops the lowest-scored fact
-    small = api.get("/api/v1/context/arjun", {"query": "work", "token_budget": 20, "explain": "true"}).json()
-    kept = [m["content"] for m in small["memories"]]
-    assert kept[0] == "Doesn't like talking about politics"
-    assert small["tokens_used"] <= 20
-    assert len(small["dropped"]) >= 1
-    assert (
-        min(m["score"] for m in small["memories"][1:] or [{"score": 1}]) >= max(d["score"] for d in small["dropped"])
-        or len(kept) == 1
-    )
-
-
-def test_context_excludes_superseded_facts(api, tenant, contact):
-    ContactState.objects.create(contact=contact, tenant=tenant, relationship_stage="established")
-    old = add(tenant, contact, "Lives in Pune")
-    new = add(tenant, contact, "Lives in Mumbai")
-    Memory.objects.filter(pk=old.pk).update(valid_to=timezone.now(), superseded_by=new)
-    body = api.get("/api/v1/context/arjun", {"query": "where does he live"}).json()
-    contents = [m["content"] for m in body["memories"]]
-    assert "Lives in Mumbai" in contents
-    assert "Lives in Pune" not in contents
-
-
-def test_context_isolation_and_bad_input(api, other_api, tenant, contact):
-    assert other_api.get("/api/v1/context/arjun").status_code == 404
-    assert api.get("/api/v1/context/nobody").status_code == 404
-    assert api.get("/api/v1/context/arjun", {"token_budget": -1}).status_code == 400
-    assert api.get("/api/v1/context/arjun", {"token_budget": "lots"}).status_code == 400
 
 
 def test_tenant_retrieval_weights_are_used_for_brain_scope(tenant):

@@ -1,7 +1,7 @@
 """Context assembly for GET /context/{contact_id}: what the LLM is handed before each reply.
 
-Reads only. Access statistics for the memories handed out are recorded by the API view through
-`access_record` (Redis, batched), never written here.
+Reads only. Access statistics for the memories handed out are recorded by `apps.context.services`
+(`context_payload`, through `access_record`: Redis, batched), never written here.
 """
 
 from __future__ import annotations
@@ -14,62 +14,15 @@ from django.utils import timezone
 
 from apps.contacts.intelligence.stages import EVERYTHING, STAGE_DENSITY, STAGE_MEMORY_BUDGETS
 from apps.contacts.models import Contact
+from apps.context.budgets import budget_memories
 from apps.conversations.models import Conversation
 from apps.conversations.window import window_get
 from apps.core.tokens import count_tokens
 from apps.memories import scoring
-from apps.memories.retrieval import overlap
 from apps.memories.retrieval.search import EntityRef, ScoredMemory, last_episode, memory_entities, memory_search
 from apps.tenants.models import Tenant
 
 CONTEXT_CANDIDATES = 40
-
-
-@dataclass(frozen=True)
-class BudgetedMemories:
-    selected: list[ScoredMemory]
-    dropped: list[ScoredMemory]
-    lines: list[str]
-    tokens_used: int
-
-
-OUTDATED_NOTE = " (outdated: corrected since)"
-
-
-def memory_line(memory_type: str, content: str, *, outdated: bool = False) -> str:
-    """The seed <memory> format (memory-logic.txt §4): one `[TYPE] content` line per memory; an episode
-    that stated a value since corrected says so, so the model does not repeat the old value."""
-    return f"[{memory_type.upper()}] {content}{OUTDATED_NOTE if outdated else ''}"
-
-
-def budget_memories(scored: list[ScoredMemory], *, budget: int, max_items: int = 20) -> BudgetedMemories:
-    """Preferences first (small, always matter), then by score; a memory that does not fit the token
-    budget is dropped — so the lowest-scored go first — while smaller ones after it may still fit. A memory
-    that a line placed before it already says (`overlap.says_again`: "I have a dog named Bruno." after "Has a
-    dog named Bruno") is dropped too: no tokens for a line the model has read."""
-    ordered = sorted(
-        scored, key=lambda item: (item.memory.memory_type != scoring.PREFERENCE, -item.score, str(item.memory.pk))
-    )
-    selected: list[ScoredMemory] = []
-    dropped: list[ScoredMemory] = []
-    lines: list[str] = []
-    said: list[frozenset[str]] = []
-    used = 0
-    for item in ordered:
-        words = overlap.content_words(item.memory.content)
-        if any(overlap.says_again(words, earlier) for earlier in said):
-            dropped.append(item)
-            continue
-        line = memory_line(item.memory.memory_type, item.memory.content, outdated=item.memory.outdated)
-        tokens = count_tokens(line)
-        if used + tokens <= budget and len(selected) < max_items:
-            selected.append(item)
-            lines.append(line)
-            said.append(words)
-            used += tokens
-        else:
-            dropped.append(item)
-    return BudgetedMemories(selected=selected, dropped=dropped, lines=lines, tokens_used=used)
 
 
 @dataclass
@@ -157,7 +110,7 @@ def context_assemble(
                     and set(item.memory.source_message_ids) <= in_window
                 )
             ]
-    budgeted = budget_memories(scored, budget=budget)
+    budgeted = budget_memories(scored, budget=budget, count_tokens=count_tokens)
     entities: dict[str, EntityRef] = {}
     linked = memory_entities(memory_ids=[item.memory.pk for item in budgeted.selected])
     for item in budgeted.selected:

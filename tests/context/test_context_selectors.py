@@ -7,9 +7,9 @@ from django.utils import timezone
 
 from apps.contacts.models import ContactState
 from apps.contacts.selectors import contact_state_snapshot, joined_one_to_one
+from apps.context.selectors import contact_with_state_and_profile
 from apps.core.exceptions import NotFound
 from apps.memories.models import MemoryProfile
-from apps.memories.selectors import contact_with_state_and_profile
 from apps.tenants.selectors import api_key_resolve
 from tests.factories import ApiKeyFactory, ContactFactory
 

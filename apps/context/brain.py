@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from apps.context.budgets import SECTION_LIMITS, TOTAL_LIMIT, VERBATIM_TURNS
 from apps.conversations.models import Conversation
 from apps.conversations.window import Turn, window_get
 from apps.core.tokens import count_tokens, truncate_to_tokens
@@ -20,19 +21,6 @@ from apps.memories.knowledge_search import KnowledgeHit, knowledge_search
 from apps.memories.models import MemoryProfile
 from apps.memories.retrieval.search import ScoredMemory, memory_search
 from apps.tenants.models import Tenant
-
-SECTION_LIMITS = {
-    "system_prompt": 500,
-    "tenant_profile": 200,
-    "memories": 1500,
-    "knowledge": 1000,
-    "service_data": 2000,
-    "conversation": 2000,
-    "tools": 1500,
-    "safety_buffer": 300,
-}
-TOTAL_LIMIT = 8000
-VERBATIM_TURNS = 4
 
 DEFAULT_SYSTEM_PROMPT = """You are an AI copilot for {name}. You help the business owner run their business.
 

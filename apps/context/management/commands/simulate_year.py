@@ -21,13 +21,13 @@ from django.utils import timezone
 from tqdm import tqdm
 
 from apps.contacts.models import Contact
+from apps.context.services import context_payload
 from apps.conversations.models import Conversation
 from apps.memories.ingest.services import IngestItem, ingest_messages
 from apps.memories.lifecycle.consolidation import conversation_consolidate
 from apps.memories.lifecycle.periodic import tenant_consolidate
 from apps.memories.models import Memory
 from apps.memories.retrieval.access import access_flush
-from apps.memories.retrieval.apis import context_payload
 from apps.memories.retrieval.search import memory_search
 from apps.tenants.services import tenant_create, tenant_delete
 

@@ -1,0 +1,76 @@
+"""GET /context/{contact_id} and POST /brain/context: parse, call apps.context.services, respond."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from apps.context.selectors import contact_conversation, contact_with_state_and_profile
+from apps.context.services import brain_context_payload, context_payload
+from apps.core.fields import StrictCharField
+from apps.tenants.api import TenantAPIView
+from apps.tenants.models import ApiKey
+
+
+class ContextGetApi(TenantAPIView):
+    class QuerySerializer(serializers.Serializer):
+        query = StrictCharField(max_length=4000, required=False, allow_blank=True, default="")
+        conversation_id = StrictCharField(max_length=255, required=False, default="")
+        token_budget = serializers.IntegerField(min_value=0, max_value=32000, required=False, allow_null=True)
+        explain = serializers.BooleanField(required=False, default=False)
+
+    @extend_schema(parameters=[QuerySerializer], responses={200: dict})
+    def get(self, request: Request, contact_id: str) -> Response:
+        params = self.QuerySerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        data = params.validated_data
+        contact = contact_with_state_and_profile(tenant=self.tenant, external_id=contact_id)
+        conversation = None
+        if data["conversation_id"]:
+            conversation = contact_conversation(
+                tenant=self.tenant, contact=contact, external_id=data["conversation_id"]
+            )
+        return Response(
+            context_payload(
+                tenant=self.tenant,
+                contact=contact,
+                query=data["query"],
+                conversation=conversation,
+                token_budget=data.get("token_budget"),
+                explain=data["explain"],
+            )
+        )
+
+
+class BrainContextApi(TenantAPIView):
+    required_scope = ApiKey.SCOPE_READ
+
+    class InputSerializer(serializers.Serializer):
+        query = StrictCharField(max_length=8000)
+        conversation_id = StrictCharField(max_length=255, required=False, allow_blank=True, default="")
+        service_data = serializers.DictField(required=False, default=dict)
+        tools = serializers.ListField(child=serializers.DictField(), required=False, default=list)
+
+    @extend_schema(request=InputSerializer, responses={200: dict})
+    def post(self, request: Request) -> Response:
+        from apps.conversations.selectors import conversation_get
+
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        conversation = (
+            conversation_get(tenant=self.tenant, external_id=data["conversation_id"])
+            if data["conversation_id"]
+            else None
+        )
+        return Response(
+            brain_context_payload(
+                tenant=self.tenant,
+                query=data["query"],
+                conversation=conversation,
+                service_data=data["service_data"],
+                tools=data["tools"],
+            )
+        )

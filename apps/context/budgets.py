@@ -1,0 +1,102 @@
+"""Token budgets and how memories are fitted into them: pure rules, no Django (tested without a database).
+
+The stage budgets of GET /context live with the stages (`apps.contacts.intelligence.stages`); the section
+limits of the tenant brain and the greedy fitting of memory lines are here. Token counting is passed in
+(`apps.core.tokens.count_tokens`), so this module needs no settings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar
+
+from apps.memories import scoring
+from apps.memories.retrieval import overlap
+
+# The tenant brain (ai-brain-memory.txt §6): each section's limit, the total, the turns never summarised.
+SECTION_LIMITS = {
+    "system_prompt": 500,
+    "tenant_profile": 200,
+    "memories": 1500,
+    "knowledge": 1000,
+    "service_data": 2000,
+    "conversation": 2000,
+    "tools": 1500,
+    "safety_buffer": 300,
+}
+TOTAL_LIMIT = 8000
+VERBATIM_TURNS = 4
+
+OUTDATED_NOTE = " (outdated: corrected since)"
+
+
+class BudgetedMemory(Protocol):
+    """What fitting reads of a memory handed out (`apps.memories.retrieval.search.RetrievedMemory`)."""
+
+    @property
+    def pk(self) -> Any: ...
+    @property
+    def memory_type(self) -> str: ...
+    @property
+    def content(self) -> str: ...
+    @property
+    def outdated(self) -> bool: ...
+
+
+class Scored(Protocol):
+    """A scored memory (`apps.memories.retrieval.search.ScoredMemory`)."""
+
+    @property
+    def memory(self) -> BudgetedMemory: ...
+    @property
+    def score(self) -> float: ...
+
+
+ScoredT = TypeVar("ScoredT", bound=Scored)
+
+
+@dataclass(frozen=True)
+class BudgetedMemories(Generic[ScoredT]):
+    selected: list[ScoredT]
+    dropped: list[ScoredT]
+    lines: list[str]
+    tokens_used: int
+
+
+def memory_line(memory_type: str, content: str, *, outdated: bool = False) -> str:
+    """The seed <memory> format (memory-logic.txt §4): one `[TYPE] content` line per memory; an episode
+    that stated a value since corrected says so, so the model does not repeat the old value."""
+    return f"[{memory_type.upper()}] {content}{OUTDATED_NOTE if outdated else ''}"
+
+
+def budget_memories(
+    scored: Sequence[ScoredT], *, budget: int, count_tokens: Callable[[str], int], max_items: int = 20
+) -> BudgetedMemories[ScoredT]:
+    """Preferences first (small, always matter), then by score; a memory that does not fit the token
+    budget is dropped — so the lowest-scored go first — while smaller ones after it may still fit. A memory
+    that a line placed before it already says (`overlap.says_again`: "I have a dog named Bruno." after "Has a
+    dog named Bruno") is dropped too: no tokens for a line the model has read."""
+    ordered = sorted(
+        scored, key=lambda item: (item.memory.memory_type != scoring.PREFERENCE, -item.score, str(item.memory.pk))
+    )
+    selected: list[ScoredT] = []
+    dropped: list[ScoredT] = []
+    lines: list[str] = []
+    said: list[frozenset[str]] = []
+    used = 0
+    for item in ordered:
+        words = overlap.content_words(item.memory.content)
+        if any(overlap.says_again(words, earlier) for earlier in said):
+            dropped.append(item)
+            continue
+        line = memory_line(item.memory.memory_type, item.memory.content, outdated=item.memory.outdated)
+        tokens = count_tokens(line)
+        if used + tokens <= budget and len(selected) < max_items:
+            selected.append(item)
+            lines.append(line)
+            said.append(words)
+            used += tokens
+        else:
+            dropped.append(item)
+    return BudgetedMemories(selected=selected, dropped=dropped, lines=lines, tokens_used=used)

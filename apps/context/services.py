@@ -1,0 +1,148 @@
+"""The bodies of GET /context/{contact_id} and POST /brain/context, finished here so that the API views,
+the inspector's context preview and the management commands hand out the same thing.
+
+Not pure reads: handing memories out records their access (Redis, batched), and a contact's query is
+scanned for crisis language first.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.utils import timezone
+
+from apps.contacts.selectors import contact_state_snapshot, joined_one_to_one
+from apps.contacts.services import contact_crisis_report
+from apps.context.contact import context_assemble
+from apps.conversations.models import Conversation
+from apps.memories.models import MemoryProfile
+from apps.memories.retrieval.access import access_record
+from apps.tenants.models import Tenant
+
+
+def profile_block(profile: MemoryProfile | None) -> str:
+    """Working memory and scaffold (multi-tier-memory.txt §3.C: injected at every turn)."""
+    if profile is None or not (profile.working_memory or profile.scaffold):
+        return ""
+    parts = ["# Your Context"]
+    if profile.working_memory:
+        parts.append(profile.working_memory)
+    if profile.scaffold:
+        parts.append("Structured Data: " + json.dumps(profile.scaffold, ensure_ascii=False, sort_keys=True))
+    return "\n".join(parts)
+
+
+def context_payload(
+    *,
+    tenant: Any,
+    contact: Any,
+    query: str,
+    conversation: Any,
+    token_budget: int | None,
+    explain: bool,
+    record_access: bool = True,
+) -> dict[str, Any]:
+    """The GET /context body; the inspector's context preview renders exactly this (`record_access` False:
+    a preview is neither a use of the memories nor a message of the contact, so its query is not scanned).
+    The query — the message the client is about to answer — is scanned for crisis language first, so the
+    reply that needs SAFETY guidance gets it in this very context."""
+    query_crisis = contact_crisis_report(contact=contact, text=query) if record_access and query else None
+    state = contact_state_snapshot(contact=contact)
+    profile = joined_one_to_one(contact, "profile", MemoryProfile)
+    bundle = context_assemble(
+        tenant=tenant,
+        contact=contact,
+        query=query,
+        state=state["public"],
+        conversation=conversation,
+        token_budget=token_budget,
+        emotional_block=state["emotional_block"],
+        profile_block=profile_block(profile),
+    )
+    if record_access:  # a preview in the inspector is not a use of the memory
+        access_record(memory_ids=[item.memory.pk for item in bundle.memories], at=timezone.now())
+    memories: list[dict[str, Any]] = []
+    for item in bundle.memories:
+        row: dict[str, Any] = {
+            "id": str(item.memory.pk),
+            "memory_type": item.memory.memory_type,
+            "content": item.memory.content,
+            "importance": item.memory.importance,
+            "score": item.score,
+            "outdated": item.memory.outdated,
+        }
+        if explain:
+            row["sources"] = list(item.memory.source_message_ids)
+            row["explain"] = item.explain()
+        memories.append(row)
+    body: dict[str, Any] = {
+        "contact": {
+            "contact_id": contact.external_id,
+            "display_name": contact.display_name,
+            "channel": contact.channel,
+        },
+        "state": state["public"],
+        "memories": memories,
+        "entities": [
+            {"entity_type": entity.entity_type, "display_name": entity.display_name, "metadata": entity.metadata}
+            for entity in bundle.entities
+        ],
+        "context_text": bundle.context_text,
+        "memory_budget": bundle.memory_budget,
+        "tokens_used": bundle.tokens_used,
+    }
+    body["crisis"] = query_crisis or state["crisis"] or {"detected": False}
+    if explain:
+        body["dropped"] = [
+            {"id": str(item.memory.pk), "content": item.memory.content, "score": item.score} for item in bundle.dropped
+        ]
+    return body
+
+
+def brain_context_payload(
+    *,
+    tenant: Tenant,
+    query: str,
+    conversation: Conversation | None,
+    service_data: dict[str, Any],
+    tools: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """The POST /brain/context body; the memories handed out are recorded as accessed."""
+    from apps.context.brain import brain_context_assemble
+
+    payload = brain_context_assemble(
+        tenant=tenant,
+        query=query,
+        conversation=conversation,
+        service_data=service_data,
+        tools=tools,
+    )
+    memories = payload.sections["memories"].items
+    access_record(memory_ids=[item.memory.pk for item in memories], at=timezone.now())
+    return {
+        "sections": {name: section.text for name, section in payload.sections.items() if name != "safety_buffer"},
+        "memories": [
+            {
+                "id": str(item.memory.pk),
+                "memory_type": item.memory.memory_type,
+                "content": item.memory.content,
+                "importance": item.memory.importance,
+                "score": item.score,
+            }
+            for item in memories
+        ],
+        "knowledge": [
+            {
+                "document_id": hit.document_id,
+                "document_title": hit.document_title,
+                "position": hit.position,
+                "score": hit.score,
+            }
+            for hit in payload.sections["knowledge"].items
+        ],
+        "prompt_text": payload.prompt_text,
+        "budget": payload.budget_report(),
+        "total_tokens": payload.total_tokens,
+        "overflow_actions": payload.overflow_actions,
+    }
