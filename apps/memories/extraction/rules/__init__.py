@@ -9,299 +9,99 @@ Every rule, the supersession slots and their limits are documented in docs/extra
 from __future__ import annotations
 
 import re
-import unicodedata
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from apps.memories.extraction.cleaning import clean_text, is_low_content
+from apps.memories.extraction.rules._clauses import (
+    _ANYMORE,
+    _HEDGE,
+    _Clause,
+    _clauses,
+)
+from apps.memories.extraction.rules._names import (
+    _case_mode,
+    _CaseMode,
+    _leading_phrase,
+    _person_name,
+    _proper_names,
+)
+from apps.memories.extraction.rules._text import (
+    _BARE_PRONOUNS,
+    _CHUNK_STOP,
+    _CHUNK_WORD,
+    _CLAUSE_WORD,
+    _CONJUNCTION_CUT,
+    _DETERMINERS,
+    _LIST_SEPARATOR,
+    _alternation,
+    _cap,
+    _conjugate,
+    _fold,
+    _head_noun,
+    _last_words,
+    _squash,
+    _third_person,
+    _trim,
+    _words,
+    slugify,
+)
+from apps.memories.extraction.rules._types import (
+    MAX_EPISODE_CHARS,
+    MAX_PREDICATE_CHARS,
+    MAX_SCAN_CHARS,
+    MEMORY_TYPE_EPISODE,
+    MEMORY_TYPE_FACT,
+    MEMORY_TYPE_PREFERENCE,
+    ROLE_USER,
+    SCOPE_CONTACT,
+    SCOPE_TENANT,
+    SCOPES,
+    ExtractedEntity,
+    ExtractedMemory,
+    Extraction,
+)
+from apps.memories.extraction.rules.vocabulary import (
+    _BREED_SPECIES,
+    _NATIONALITIES_AND_FAITHS,
+    _PET_RE,
+    _RELATION_CANONICAL,
+    _RELATION_MODIFIERS,
+    _RELATION_RE,
+    _SINGLE_RELATION_WORDS,
+    _SINGLE_RELATIONS,
+    _SPECIES_CANONICAL,
+    COMMON_WORDS,
+    SENTENCE_STARTERS,
+)
 
-MEMORY_TYPE_FACT = "fact"
-MEMORY_TYPE_PREFERENCE = "preference"
-MEMORY_TYPE_EPISODE = "episode"
-
-SCOPE_CONTACT = "contact"
-SCOPE_TENANT = "tenant"
-SCOPES = (SCOPE_CONTACT, SCOPE_TENANT)
-ROLE_USER = "user"
-
-MAX_PREDICATE_CHARS = 200
-MAX_EPISODE_CHARS = 1000
-# Rules and the name scan read this much of a turn, which bounds the cost of a pasted document
-# (deferred consolidation sees the whole text).
-MAX_SCAN_CHARS = 2000
-
-
-# --------------------------------------------------------------------------------------------------
-# What crosses the boundary
-# --------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ExtractedEntity:
-    entity_type: (
-        str  # pet | person | workplace | school | location | topic | hobby | product | organization | service | name
-    )
-    slug: str
-    display_name: str
-    # Equality compares metadata; the hash leaves it out so the entity stays hashable.
-    metadata: dict[str, str] = field(default_factory=dict, hash=False)
-
-    @property
-    def key(self) -> str:
-        return f"{self.entity_type}:{self.slug}"
-
-
-@dataclass(frozen=True)
-class ExtractedMemory:
-    memory_type: str  # "fact" | "preference" | "episode"
-    predicate: str  # third person, no subject, lower-case first letter (episodes: the message verbatim)
-    entities: tuple[ExtractedEntity, ...] = ()
-    slot: str | None = None  # supersession key: a newer memory with the same slot replaces the older one
-    is_correction: bool = False
-    polarity: int = 0
-    # "manager is Ravi" is about the subject's manager: with a subject it reads "Caroline's manager is Ravi".
-    is_possessive: bool = False
-
-    def statement(self, subject: str | None = None) -> str:
-        if self.memory_type == MEMORY_TYPE_EPISODE:
-            return f"{subject}: {self.predicate}" if subject else self.predicate
-        if not subject:
-            return self.predicate[:1].upper() + self.predicate[1:]
-        if self.is_possessive:
-            return f"{subject}'s {self.predicate}"
-        return f"{subject} {self.predicate}"
-
-
-@dataclass(frozen=True)
-class Extraction:
-    cleaned_text: str
-    is_low_content: bool
-    memories: tuple[ExtractedMemory, ...]  # facts and preferences in message order, then at most one episode
-    entities: tuple[ExtractedEntity, ...]
-
-    @property
-    def episode(self) -> ExtractedMemory | None:
-        last = self.memories[-1] if self.memories else None
-        return last if last is not None and last.memory_type == MEMORY_TYPE_EPISODE else None
-
+__all__ = [
+    "COMMON_WORDS",
+    "MAX_EPISODE_CHARS",
+    "MAX_PREDICATE_CHARS",
+    "MAX_SCAN_CHARS",
+    "MEMORY_TYPE_EPISODE",
+    "MEMORY_TYPE_FACT",
+    "MEMORY_TYPE_PREFERENCE",
+    "ROLE_USER",
+    "SCOPES",
+    "SCOPE_CONTACT",
+    "SCOPE_TENANT",
+    "SENTENCE_STARTERS",
+    "ExtractedEntity",
+    "ExtractedMemory",
+    "Extraction",
+    "clean_text",
+    "extract",
+    "is_low_content",
+    "slugify",
+]
 
 # --------------------------------------------------------------------------------------------------
 # Vocabulary used to build the patterns
 # --------------------------------------------------------------------------------------------------
 
 
-def _words(text: str) -> list[str]:
-    return text.split()
-
-
-# relation word as said -> canonical relation (metadata and slot)
-_RELATION_CANONICAL = {
-    "wife": "wife",
-    "wifey": "wife",
-    "husband": "husband",
-    "hubby": "husband",
-    "partner": "partner",
-    "spouse": "spouse",
-    "boyfriend": "boyfriend",
-    "girlfriend": "girlfriend",
-    "gf": "girlfriend",
-    "fiance": "fiance",
-    "fiancé": "fiance",
-    "fiancee": "fiance",
-    "fiancée": "fiance",
-    "mom": "mom",
-    "mum": "mom",
-    "mother": "mom",
-    "mommy": "mom",
-    "mummy": "mom",
-    "mama": "mom",
-    "dad": "dad",
-    "father": "dad",
-    "daddy": "dad",
-    "papa": "dad",
-    "stepmom": "stepmom",
-    "stepmother": "stepmom",
-    "stepdad": "stepdad",
-    "stepfather": "stepdad",
-    "mother-in-law": "mother-in-law",
-    "father-in-law": "father-in-law",
-    "boss": "boss",
-    "manager": "manager",
-    "best friend": "best friend",
-    "bestie": "best friend",
-    "bff": "best friend",
-    "therapist": "therapist",
-    "mentor": "mentor",
-    "landlord": "landlord",
-    "son": "son",
-    "daughter": "daughter",
-    "kid": "child",
-    "child": "child",
-    "baby": "baby",
-    "sister": "sister",
-    "brother": "brother",
-    "sibling": "sibling",
-    "twin": "twin",
-    "cousin": "cousin",
-    "aunt": "aunt",
-    "auntie": "aunt",
-    "uncle": "uncle",
-    "niece": "niece",
-    "nephew": "nephew",
-    "grandma": "grandma",
-    "grandmother": "grandma",
-    "granny": "grandma",
-    "nana": "grandma",
-    "grandpa": "grandpa",
-    "grandfather": "grandpa",
-    "granddad": "grandpa",
-    "grandson": "grandson",
-    "granddaughter": "granddaughter",
-    "stepson": "stepson",
-    "stepdaughter": "stepdaughter",
-    "stepsister": "stepsister",
-    "stepbrother": "stepbrother",
-    "sister-in-law": "sister-in-law",
-    "brother-in-law": "brother-in-law",
-    "friend": "friend",
-    "colleague": "colleague",
-    "coworker": "colleague",
-    "co-worker": "colleague",
-    "roommate": "roommate",
-    "flatmate": "roommate",
-    "neighbour": "neighbour",
-    "neighbor": "neighbour",
-    "teacher": "teacher",
-    "doctor": "doctor",
-    "coach": "coach",
-    "classmate": "classmate",
-    "tutor": "tutor",
-    "ex": "ex",
-    "ex-wife": "ex-wife",
-    "ex-husband": "ex-husband",
-    "ex-boyfriend": "ex-boyfriend",
-    "ex-girlfriend": "ex-girlfriend",
-}
-# One person at a time: a newer "my manager is X" supersedes the older one (slot relation:<canonical>).
-_SINGLE_RELATIONS = frozenset(
-    {
-        "wife",
-        "husband",
-        "partner",
-        "spouse",
-        "boyfriend",
-        "girlfriend",
-        "fiance",
-        "mom",
-        "dad",
-        "stepmom",
-        "stepdad",
-        "mother-in-law",
-        "father-in-law",
-        "boss",
-        "manager",
-        "best friend",
-        "therapist",
-        "mentor",
-        "landlord",
-    }
-)
-_RELATION_MODIFIERS = ("older", "younger", "little", "big", "baby", "twin", "elder", "kid")
-
-_SPECIES_CANONICAL = {
-    "dog": "dog",
-    "doggo": "dog",
-    "doggy": "dog",
-    "pup": "dog",
-    "puppy": "dog",
-    "cat": "cat",
-    "kitten": "cat",
-    "kitty": "cat",
-    "rabbit": "rabbit",
-    "bunny": "rabbit",
-    "bird": "bird",
-    "parrot": "bird",
-    "budgie": "bird",
-    "cockatiel": "bird",
-    "canary": "bird",
-    "fish": "fish",
-    "goldfish": "fish",
-    "betta": "fish",
-    "hamster": "hamster",
-    "guinea pig": "guinea pig",
-    "turtle": "turtle",
-    "tortoise": "tortoise",
-    "snake": "snake",
-    "lizard": "lizard",
-    "gecko": "lizard",
-    "iguana": "lizard",
-    "horse": "horse",
-    "pony": "horse",
-    "ferret": "ferret",
-    "rat": "rat",
-    "mouse": "mouse",
-    "chicken": "chicken",
-    "hen": "chicken",
-    "goat": "goat",
-    "pig": "pig",
-}
-_BREED_SPECIES = {
-    "golden retriever": "dog",
-    "labrador": "dog",
-    "retriever": "dog",
-    "beagle": "dog",
-    "poodle": "dog",
-    "pug": "dog",
-    "husky": "dog",
-    "german shepherd": "dog",
-    "bulldog": "dog",
-    "french bulldog": "dog",
-    "dachshund": "dog",
-    "corgi": "dog",
-    "chihuahua": "dog",
-    "terrier": "dog",
-    "spaniel": "dog",
-    "shih tzu": "dog",
-    "pomeranian": "dog",
-    "rottweiler": "dog",
-    "doberman": "dog",
-    "dalmatian": "dog",
-    "great dane": "dog",
-    "border collie": "dog",
-    "collie": "dog",
-    "schnauzer": "dog",
-    "maltese": "dog",
-    "yorkie": "dog",
-    "pitbull": "dog",
-    "pit bull": "dog",
-    "greyhound": "dog",
-    "whippet": "dog",
-    "samoyed": "dog",
-    "akita": "dog",
-    "shiba inu": "dog",
-    "shiba": "dog",
-    "cockapoo": "dog",
-    "labradoodle": "dog",
-    "goldendoodle": "dog",
-    "siamese": "cat",
-    "maine coon": "cat",
-    "ragdoll": "cat",
-    "bengal": "cat",
-    "sphynx": "cat",
-    "tabby": "cat",
-}
-
-_NATIONALITIES_AND_FAITHS = frozenset(
-    _words("""
-    american british english scottish welsh irish canadian australian indian pakistani bangladeshi
-    nepali sri-lankan chinese japanese korean vietnamese thai filipino indonesian malaysian singaporean
-    german french italian spanish portuguese dutch belgian swiss austrian swedish norwegian danish finnish
-    polish russian ukrainian greek turkish iranian israeli egyptian nigerian kenyan ghanaian ethiopian
-    south-african mexican brazilian argentinian chilean colombian peruvian cuban jamaican arab lebanese
-    hindu muslim christian catholic protestant jewish buddhist sikh jain atheist agnostic punjabi tamil
-    bengali gujarati marathi malayali telugu kannadiga
-    """)
-)
 _STABLE_STATES = (
     "vegetarian",
     "vegan",
@@ -460,21 +260,6 @@ _BUSINESS_NOUNS = frozenset(
 )
 
 
-def _alternation(words: Iterable[str]) -> str:
-    """Regex alternation, longest first so "golden retriever" wins over "retriever"."""
-    return "|".join(
-        word if "?" in word or "[" in word else re.escape(word).replace(r"\ ", r"\s+").replace(r"\-", "[-\\s]?")
-        for word in sorted(set(words), key=len, reverse=True)
-    )
-
-
-_RELATION_RE = (
-    rf"(?:(?:{'|'.join(_RELATION_MODIFIERS)})[\s-])?(?:{_alternation(_RELATION_CANONICAL)})"
-    r"(?!\w)"
-)
-_SINGLE_RELATION_WORDS = [word for word, canonical in _RELATION_CANONICAL.items() if canonical in _SINGLE_RELATIONS]
-_PET_RE = rf"(?:{_alternation([*_SPECIES_CANONICAL, *_BREED_SPECIES])})(?!\w)"
-
 # --------------------------------------------------------------------------------------------------
 # Pattern fragments (matched case-insensitively against a same-length copy with apostrophes folded)
 # --------------------------------------------------------------------------------------------------
@@ -492,380 +277,12 @@ _MY = r"\b(?:my|our)\s+"
 _X = r"(?P<x>\S.*)"
 _TALK = r"(?:talk|speak|chat)"
 
-# --------------------------------------------------------------------------------------------------
-# Text helpers
-# --------------------------------------------------------------------------------------------------
-
-_FOLD_TABLE = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'", "\u201c": '"', "\u201d": '"'})
-
-
-def _fold(text: str) -> str:
-    """Same-length copy for matching, so match offsets index the original text."""
-    return text.translate(_FOLD_TABLE)
-
-
-_NON_SLUG = re.compile(r"[\W_]+")
-
-
-def slugify(text: str) -> str:
-    """Lower-case, hyphenated, accents dropped from Latin letters only: "Café Mocha" -> "cafe-mocha"."""
-    text = _fold(text).replace("'", "")
-    if text.isascii():
-        return _NON_SLUG.sub("-", text.lower()).strip("-")
-    kept: list[str] = []
-    previous_is_ascii = False
-    for character in unicodedata.normalize("NFKD", text):
-        if unicodedata.combining(character) and previous_is_ascii:
-            continue
-        kept.append(character)
-        previous_is_ascii = character.isascii()
-    return _NON_SLUG.sub("-", unicodedata.normalize("NFC", "".join(kept)).lower()).strip("-")
-
-
-_LEADING_FILLER = re.compile(
-    r"^(?:(?:really|actually|honestly|just|totally|kinda|kind\s+of|sort\s+of|also|definitely|absolutely|"
-    r"to\s+be\s+honest|tbh|truly|genuinely|quite|now|currently)\b[\s,]*)+",
-    re.IGNORECASE,
-)
-_TRAILING_FILLER = re.compile(
-    r"(?:[\s,]+(?:lol|lmao|haha\w*|hehe\w*|tbh|honestly|though|tho|too|as\s+well|any\s?more|now|either|so\s+much|"
-    r"a\s+lot|very\s+much|for\s+sure|actually|right\s+now|these\s+days|nowadays|at\s+the\s+moment|currently|"
-    r"lately|really|btw|please|pls|plz|thanks|thank\s+you))+$",
-    re.IGNORECASE,
-)
-_TRAILING_EMOTICON = re.compile(r"(?:\s*(?:[:;=8][-o']?[()\[\]dDpP/\\|*]+|<3+|[xX][dD]+))+$")
-_TRAILING_PUNCTUATION = ".,!?;:…~-\u2013—\"'\u201c\u201d\u2018\u2019 \t\n"
-_BARE_PRONOUNS = frozenset(
-    _words("it that this them you him her these those one so it all everything anything something")
-)
-_ELIDED_VERBS = (
-    "live|lives|work|works|study|studies|have|has|love|loves|like|likes|hate|hates|want|wants|prefer|prefers|"
-    "am|is|was|go|goes|went|play|plays|enjoy|enjoys|need|needs|moved|got|think|feel|hope|miss|use|used|"
-    "really|also"
-)
-_CONJUNCTION_CUT = re.compile(
-    r"\s*,\s*(?:do|don't|did|didn't|are|aren't|is|isn't|have|haven't|what\s+about|how\s+about|and|right|you\s+know)"
-    r"(?:\s+you\b.*|\s*\?.*)$|"
-    rf"\s*(?:,\s*)?\b(?:but|though|tho|although|because|cause|cuz|coz|since|whereas|while|which|so\s+that)\b.*$"
-    rf"|\s+and\s+(?:{_ELIDED_VERBS})\b.*$",
-    re.IGNORECASE | re.DOTALL,
-)
-_PRONOUN_SWAP = {
-    "i am": "they are",
-    "i was": "they were",
-    "i'm": "they're",
-    "i've": "they've",
-    "i'd": "they'd",
-    "i'll": "they'll",
-    "i": "they",
-    "me": "them",
-    "my": "their",
-    "mine": "theirs",
-    "myself": "themselves",
-    "we": "they",
-    "we're": "they're",
-    "we've": "they've",
-    "we'd": "they'd",
-    "we'll": "they'll",
-    "us": "them",
-    "our": "their",
-    "ours": "theirs",
-    "ourselves": "themselves",
-}
-_PRONOUN_RE = re.compile(
-    r"\b(?:i\s+am|i\s+was|i['\u2019]m|i['\u2019]ve|i['\u2019]d|i['\u2019]ll"
-    r"|we['\u2019]re|we['\u2019]ve|we['\u2019]d|we['\u2019]ll|myself|ourselves|"
-    r"mine|ours|my|me|our|us|we|i)\b",
-    re.IGNORECASE,
-)
-
-
-def _strip_trailing_noise(text: str) -> str:
-    while True:
-        stripped = _TRAILING_EMOTICON.sub("", text).rstrip(_TRAILING_PUNCTUATION)
-        while stripped and unicodedata.category(stripped[-1]) in ("So", "Sk", "Cf", "Mn", "Cs"):
-            stripped = stripped[:-1].rstrip(_TRAILING_PUNCTUATION)
-        if stripped == text:
-            return text
-        text = stripped
-
-
-def _trim(text: str) -> str:
-    """The user's words, minus leading filler, trailing punctuation, emoji and trailing filler."""
-    previous = None
-    while previous != text:
-        previous = text
-        text = _LEADING_FILLER.sub("", text.strip())
-        text = _strip_trailing_noise(text)
-        text = _TRAILING_FILLER.sub("", text)
-    return text
-
-
-def _third_person(text: str) -> str:
-    """First-person pronouns inside an object become third person: "my dog" -> "their dog"."""
-
-    def swap(match: re.Match[str]) -> str:
-        said = match.group(0)
-        if said == "US":  # the country
-            return said
-        replacement = _PRONOUN_SWAP[_squash(_fold(said))]
-        if said[0].isupper() and said.lower() not in ("i", "i am", "i was") and not said.lower().startswith("i'"):
-            return replacement[0].upper() + replacement[1:]
-        return replacement
-
-    return _PRONOUN_RE.sub(swap, text)
-
-
-def _cap(text: str, limit: int = MAX_PREDICATE_CHARS) -> str:
-    if len(text) <= limit:
-        return text
-    cut = text[:limit]
-    space = cut.rfind(" ")
-    return cut[:space] if space > limit // 2 else cut
-
-
-def _conjugate(verb: str) -> str:
-    """Third person singular of a base-form verb; past forms are kept."""
-    lower = verb.lower()
-    irregular = {"have": "has", "do": "does", "go": "goes", "be": "is"}
-    if lower in irregular:
-        return irregular[lower]
-    if lower.endswith("ed"):
-        return verb
-    if lower.endswith(("s", "sh", "ch", "x", "z", "o")):
-        return verb + "es"
-    if lower.endswith("y") and len(lower) > 1 and lower[-2] not in "aeiou":
-        return verb[:-1] + "ies"
-    return verb + "s"
-
-
-_CHUNK_STOP = frozenset(
-    _words("""
-    named called who that which with at in on for from to of and but or today tomorrow tonight now right later
-    this next since because so here there again yet lol haha when while as by about after before until is was
-    based located
-    """)
-)
-_DETERMINERS = frozenset(
-    _words("a an the my our your his her their some any one two three four five six seven eight nine ten")
-)
-
-
-_CHUNK_WORD = re.compile(r"[\w'-]+")
-
-
-def _head_noun(text: str) -> str:
-    """Last word of the first noun chunk: "a dog named Bruno" -> "dog", "a lot of work" -> "lot"."""
-    head = ""
-    for word in _CHUNK_WORD.findall(text.lower()):
-        if word in _CHUNK_STOP:
-            break
-        if not head and word in _DETERMINERS:
-            continue
-        head = word
-    return head
-
-
-# --------------------------------------------------------------------------------------------------
-# Proper-name phrases
-# --------------------------------------------------------------------------------------------------
-
-_PHRASE_TOKEN = re.compile(r"[^\W_][\w'\u2019&.+-]*")
-_PHRASE_CONNECTORS = frozenset(_words("of de da del di du la le van von den der y upon on & the"))
-_PHRASE_STOP = frozenset(
-    _words("""
-    now with for since and but because so at near these this right currently in on from to as last next ago
-    today tomorrow yesterday tonight lol haha though too also which where who when while after before until
-    till like is was are were it its i my we our me us you your a an the some home work school myself
-    ourselves themselves here there anymore again soon already still just really very area part
-    """)
-)
-_NOT_A_NAME = frozenset(
-    _words("""
-    i i'm i've i'd i'll im ive ok okay lol omg btw idk tbh lmao haha mr mrs ms dr mom dad mum mama papa
-    grandma grandpa god monday tuesday wednesday thursday friday saturday sunday january february march
-    april may june july august september october november december
-    """)
-)
-
-
-@dataclass(frozen=True)
-class _CaseMode:
-    """Whether capitalisation means anything in this message (not in all-lower-case or SHOUTED text)."""
-
-    is_informative: bool
-
-
-_LETTERS = re.compile(r"[^\W\d_]+")
-
-
-def _case_mode(text: str) -> _CaseMode:
-    words = _LETTERS.findall(text)
-    if not any(character.isupper() for character in text):
-        return _CaseMode(is_informative=False)
-    upper = sum(1 for word in words if word.isupper() and (len(word) > 1 or word == "I"))
-    return _CaseMode(is_informative=not (len(words) >= 3 and upper >= 0.8 * len(words)))
-
-
-def _is_capitalised(token: str) -> bool:
-    return token[0].isupper() or (token[0].isdigit() and any(character.isupper() for character in token))
-
-
-def _leading_phrase(
-    text: str,
-    case: _CaseMode,
-    *,
-    max_tokens: int,
-    allow_region: bool = False,
-    reject_common: bool = False,
-    accept_lower: bool = False,
-) -> str | None:
-    """The proper-name phrase at the start of ``text``: "Tata Consultancy Services as a dev" -> "Tata
-    Consultancy Services". Without informative capitalisation (or with ``accept_lower``) it takes up to
-    ``max_tokens`` words until a function word instead, and title-cases them."""
-    tokens = list(_PHRASE_TOKEN.finditer(text))
-    if not tokens or tokens[0].start() != len(text) - len(text.lstrip()):
-        return None
-    cased = case.is_informative and not accept_lower
-    taken: list[str] = []
-    separators: list[str] = []
-    index = 0
-    if cased and tokens[0].group(0).lower() == "the" and len(tokens) > 1 and _is_capitalised(tokens[1].group(0)):
-        index = 1
-    previous_end = tokens[index].start()
-    while index < len(tokens) and len(taken) < max_tokens:
-        match = tokens[index]
-        gap = text[previous_end : match.start()]
-        separator = " "
-        if taken and gap.strip():
-            if not (allow_region and gap.strip() == "," and ", " not in separators):
-                break  # one ", Region" at most: "Austin, Texas"
-            separator = ", "
-        word = match.group(0).rstrip(".").removesuffix("'s").removesuffix("\u2019s")
-        lower = word.lower()
-        ends_possessive = match.group(0).endswith(("'s", "\u2019s"))
-        if cased:
-            if not word or lower in _NOT_A_NAME:
-                break
-            if not _is_capitalised(word):
-                is_inner_connector = (
-                    taken
-                    and lower in _PHRASE_CONNECTORS
-                    and index + 1 < len(tokens)
-                    and _is_capitalised(tokens[index + 1].group(0))
-                )
-                if not is_inner_connector:
-                    break
-        else:
-            if not word or lower in _PHRASE_STOP or lower in _NOT_A_NAME or word.isdigit():
-                break
-            if reject_common and lower in COMMON_WORDS:
-                break
-        if taken:
-            separators.append(separator)
-        taken.append(word if cased or word.isupper() else word[:1].upper() + word[1:])
-        previous_end = match.end()
-        index += 1
-        if ends_possessive:
-            break
-    while taken and taken[-1].lower() in _PHRASE_CONNECTORS:
-        taken.pop()
-    if not taken:
-        return None
-    phrase = taken[0] + "".join(separator + word for separator, word in zip(separators, taken[1:], strict=False))
-    return phrase
-
-
-def _person_name(text: str, case: _CaseMode, *, accept_lower: bool = False) -> str | None:
-    return _leading_phrase(text, case, max_tokens=3, reject_common=True, accept_lower=accept_lower)
-
 
 def _entity(entity_type: str, display_name: str, **metadata: str) -> ExtractedEntity | None:
     slug = slugify(display_name)
     if not slug:
         return None
     return ExtractedEntity(entity_type=entity_type, slug=slug, display_name=display_name, metadata=metadata)
-
-
-# --------------------------------------------------------------------------------------------------
-# Clauses
-# --------------------------------------------------------------------------------------------------
-
-_SENTENCE = re.compile(r"(?:[^.!?…\n]|[.!?…]+(?=[^\s.!?…]))+[.!?…]*")
-_FIRST_PERSON_AHEAD = (
-    r"(?=(?:(?:also|actually|now|then|honestly|btw|plus|still|yeah|oh|anyway|correction)\s*[:,]?\s+)*"
-    r"(?:i|i'm|im|i've|ive|i'd|i'll|my|we|we're|we've|our|let's|lets|can\s+we|could\s+we|please|don't)\b)"
-)
-_CLAUSE_BOUNDARY = re.compile(
-    r"\s*(?:[;:\u2013—]|,|\s-\s)\s*(?:(?:and|but|so|plus|though|although|because|cause|cuz|since|while|whereas|or)\s+)?"
-    + _FIRST_PERSON_AHEAD
-    + r"|\s+(?:and|but|so|plus|though|although|because|cause|cuz|since|while|whereas|or|also|(?P<that>that))\s+"
-    + _FIRST_PERSON_AHEAD,
-    re.IGNORECASE,
-)
-_QUESTION_START = re.compile(
-    r"^\W*(?:do|does|did|is|are|was|were|am|can|could|would|will|should|shall|may|might|have|has|had|what|why|"
-    r"how|where|when|who|whom|whose|which|isn't|aren't|don't|doesn't|didn't|won't|wouldn't|right|so)\b",
-    re.IGNORECASE,
-)
-# "anymore", or "any more" closing a clause ("not any more"), but not "any more emails"
-_ANYMORE = re.compile(r"\banymore\b|\bany\s+more\b(?=\s*(?:[^\w\s]|$))", re.IGNORECASE)
-_CORRECTION = re.compile(
-    r"\b(?:actually|correction|no\s+longer|anymore|i\s+meant|to\s+clarify)\b|\bany\s+more\b(?=\s*(?:[^\w\s]|$))"
-    r"|\b(?:i|we)\s*(?:'\s*ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+|now\s+)?moved\s+to\b|\bive\s+moved\b",
-    re.IGNORECASE,
-)
-# Words before a trigger that make it hypothetical, reported or negated: "if I had a dog", "not sure I like it".
-_HEDGE = re.compile(
-    r"\b(?:if|unless|whether|wish|suppose|pretend|imagine|not|never|doubt|nobody|hope)\b|n't\b", re.IGNORECASE
-)
-
-
-@dataclass(frozen=True)
-class _Clause:
-    text: str  # original characters
-    folded: str  # same length, for matching
-    offset: int
-    is_question: bool
-    is_correction: bool
-    lead_in: str = ""  # the sentence before "that" ("I don't think that ..."), read by the hedge check
-
-
-def _clauses(text: str) -> list[_Clause]:
-    folded = _fold(text)
-    clauses: list[_Clause] = []
-    for sentence in _SENTENCE.finditer(folded):
-        sentence_text = sentence.group(0)
-        is_question = sentence_text.rstrip().endswith("?")
-        is_correction = bool(_CORRECTION.search(sentence_text))
-        start = 0
-        bounds: list[tuple[int, int, bool]] = []
-        follows_that = False
-        for boundary in _CLAUSE_BOUNDARY.finditer(sentence_text):
-            bounds.append((start, boundary.start(), follows_that))
-            start = boundary.end()
-            follows_that = boundary.group("that") is not None
-        bounds.append((start, len(sentence_text), follows_that))
-        for clause_start, clause_end, is_after_that in bounds:
-            absolute_start = sentence.start() + clause_start
-            absolute_end = sentence.start() + clause_end
-            piece = folded[absolute_start:absolute_end]
-            leading = len(piece) - len(piece.lstrip())
-            absolute_start += leading
-            if absolute_start >= absolute_end:
-                continue
-            clause_folded = folded[absolute_start:absolute_end]
-            clauses.append(
-                _Clause(
-                    text=text[absolute_start:absolute_end],
-                    folded=clause_folded,
-                    offset=absolute_start,
-                    is_question=is_question and bool(_QUESTION_START.match(clause_folded)),
-                    is_correction=is_correction,
-                    lead_in=sentence_text[:clause_start] if is_after_that else "",
-                )
-            )
-    return clauses
 
 
 # --------------------------------------------------------------------------------------------------
@@ -912,11 +329,6 @@ def _group(match: re.Match[str], clause: _Clause, name: str) -> str:
     return clause.text[start:end] if start >= 0 else ""
 
 
-def _squash(text: str) -> str:
-    """Lower-case with single spaces: "Care  For" -> "care for"."""
-    return " ".join(text.lower().split())
-
-
 def _said(match: re.Match[str], name: str) -> str:
     """A trigger word as matched, lower-case with single spaces."""
     return _squash(match.group(name) or "")
@@ -958,7 +370,6 @@ def _preference(
     return _Found(MEMORY_TYPE_PREFERENCE, predicate, present, slot=slot, polarity=polarity, is_possessive=is_possessive)
 
 
-_LIST_SEPARATOR = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+and\s+|\s+or\s+|\s+&\s+")
 _ABOUT = re.compile(
     r"^(?:talking|chatting|hearing|reading|learning|writing|thinking|watching\s+videos)\s+about\s+(.+)$"
 )
@@ -1785,11 +1196,6 @@ def _rule(
     )
 
 
-def _last_words(terms: Iterable[str]) -> list[str]:
-    return [_CLAUSE_WORD.findall(term.lower())[-1] for term in terms]
-
-
-_CLAUSE_WORD = re.compile(r"[a-z]+")
 _KIN_AND_PET_WORDS = [*_last_words(_RELATION_CANONICAL), *_last_words(_SPECIES_CANONICAL), *_last_words(_BREED_SPECIES)]
 _RULE_TRIGGERS: dict[str, list[str] | None] = {
     "instruction_avoid": _words("don dont not never"),
@@ -2176,196 +1582,6 @@ def _relative_mentions(text: str, case: _CaseMode) -> list[tuple[int, ExtractedE
     return mentions
 
 
-_NAME_TOKEN = re.compile(r"[^\W\d_][\w'\u2019.-]*")
-_SENTENCE_OPENERS = frozenset('.!?\n:;"\u201c(•*>#-\u2013—')
-_CHAT_ACRONYMS = frozenset(
-    _words(
-        "LOL OMG BTW IDK TBH IMO IMHO FYI ASAP OK LMAO ROFL BRB TTYL NGL PS AM PM TV DM DMS PLS THX TY NP AKA ETA AI"
-    )
-)
-_NAME_CONNECTORS = frozenset(_words("of de da del di du la le van von y & and"))
-_MAX_NAME_TOKENS = 4
-
-
-def _is_sentence_initial(text: str, start: int) -> bool:
-    index = start - 1
-    while index >= 0 and text[index] in " \t":
-        index -= 1
-    return index < 0 or text[index] in _SENTENCE_OPENERS
-
-
-def _proper_names(text: str, case: _CaseMode) -> list[tuple[int, str]]:
-    """Capitalised words and runs of them ("Bruno", "Sweet Dreams", "Bank of America").
-
-    Sentence-initial words count only when they are not common English words (or when a common word that
-    does not usually open a sentence is followed by another capitalised word: "Sweet Dreams"). "I",
-    weekday and month names, kinship words and chat acronyms are never names.
-    """
-    if not case.is_informative:
-        return []
-    tokens = list(_NAME_TOKEN.finditer(text))
-    words = [token.group(0).rstrip(".-\u2019'").removesuffix("'s").removesuffix("\u2019s") for token in tokens]
-
-    def is_never_a_name(word: str) -> bool:
-        lower = _fold(word).lower()
-        return (
-            len(word) < 2
-            or not word[0].isupper()
-            or lower in _NOT_A_NAME
-            or lower in _NATIONALITIES_AND_FAITHS
-            or word in _CHAT_ACRONYMS
-            or ("'" in lower and lower in SENTENCE_STARTERS)
-            or (word.isupper() and lower in COMMON_WORDS)  # emphasis ("AGAIN"), not an acronym
-        )
-
-    never = [is_never_a_name(word) for word in words]
-
-    def is_mid_sentence_name(index: int) -> bool:
-        word = words[index]
-        if never[index]:
-            return False
-        if word.isupper() and len(word) > 6:
-            return False  # shouting, not an acronym
-        return not _is_sentence_initial(text, tokens[index].start())
-
-    def is_name_start(index: int) -> bool:
-        word = words[index]
-        if never[index]:
-            return False
-        if not _is_sentence_initial(text, tokens[index].start()):
-            return True
-        lower = _fold(word).lower()
-        if _is_common_word_form(lower):
-            return False  # "Seeing", "Been", "Pets", "Congrats" open sentences; they are not names
-        if lower not in COMMON_WORDS:
-            return True
-        return (
-            lower not in SENTENCE_STARTERS
-            and index + 1 < len(tokens)
-            and text[tokens[index].end() : tokens[index + 1].start()] == " "
-            and is_mid_sentence_name(index + 1)
-        )
-
-    names: list[tuple[int, str]] = []
-    index = 0
-    while index < len(tokens):
-        if not is_name_start(index):
-            index += 1
-            continue
-        run = [index]
-        cursor = index
-        while len(run) < _MAX_NAME_TOKENS and not tokens[cursor].group(0).endswith(("'s", "\u2019s")):
-            following = cursor + 1
-            if following >= len(tokens) or text[tokens[cursor].end() : tokens[following].start()] != " ":
-                break
-            if is_mid_sentence_name(following):
-                run.append(following)
-                cursor = following
-                continue
-            connector = words[following].lower()
-            after = following + 1
-            if (
-                connector in _NAME_CONNECTORS
-                and not words[following][0].isupper()
-                and after < len(tokens)
-                and text[tokens[following].end() : tokens[after].start()] == " "
-                and is_mid_sentence_name(after)
-                and connector != "and"
-            ):
-                run.extend([following, after])
-                cursor = after
-                continue
-            break
-        names.append((tokens[index].start(), " ".join(words[position] for position in run)))
-        index = cursor + 1
-    return [(start, name) for start, name in names if not _is_vocative(text, start, name)]
-
-
-_GREETINGS = frozenset(
-    [
-        "hi",
-        "hey",
-        "hello",
-        "hiya",
-        "yo",
-        "thanks",
-        "thank",
-        "thx",
-        "ty",
-        "bye",
-        "goodbye",
-        "yay",
-        "wow",
-        "oh",
-        "aw",
-        "aww",
-        "awww",
-        "congrats",
-        "congratulations",
-        "sorry",
-        "ok",
-        "okay",
-        "yes",
-        "yeah",
-        "yep",
-        "no",
-        "nope",
-        "haha",
-        "hahaha",
-        "lol",
-        "dear",
-        "morning",
-        "night",
-        "evening",
-        "welcome",
-        "cheers",
-        "great",
-        "nice",
-        "cool",
-        "same",
-        "totally",
-        "absolutely",
-        "definitely",
-        "exactly",
-        "sure",
-        "agreed",
-        "true",
-        "omg",
-    ]
-)
-
-
-_WORD_FORMS_NOT_NAMES = frozenset(_words("been being having doing done one ones bet theyll"))
-
-
-def _is_common_word_form(lower: str) -> bool:
-    """An inflected common word or an interjection: a gerund ("taking"), a plural or past form of a common
-    word ("pets", "moments", "played"), a form of be/have/do, "congrats"."""
-    if lower in _WORD_FORMS_NOT_NAMES or lower in _GREETINGS:
-        return True
-    if len(lower) >= 6 and lower.endswith("ing"):
-        return True
-    stems = []
-    if lower.endswith("s"):
-        stems += [lower[:-1], lower[:-2] if lower.endswith("es") else ""]
-    if lower.endswith("ed"):
-        stems += [lower[:-2], lower[:-1]]
-    return any(stem in COMMON_WORDS for stem in stems if stem)
-
-
-def _is_vocative(text: str, start: int, name: str) -> bool:
-    """A name the speaker addresses ("Thanks, Melanie!", "Hey Caroline!", "Melanie, look") is not a mention
-    of that person: linking every greeting to them would make them match every question about anything."""
-    end = start + len(name)
-    if end < len(text) and text[end] not in ",!?.;:":
-        return False
-    before = text[:start].rstrip()
-    if not before or before[-1] in ".!?,":
-        return True
-    last_word = re.search(r"([A-Za-z']+)$", before)
-    return bool(last_word and last_word.group(1).lower() in _GREETINGS)
-
-
 def _is_within(slug: str, other: str) -> bool:
     return f"-{slug}-" in f"-{other}-"
 
@@ -2478,121 +1694,3 @@ def extract(text: str, *, scope: str = SCOPE_CONTACT, role: str = ROLE_USER) -> 
         memories=(*_memories(found, entities), episode),
         entities=tuple(entities),
     )
-
-
-# --------------------------------------------------------------------------------------------------
-# Vocabulary: common English words (proper-name detection, rare-term detection in salience)
-# --------------------------------------------------------------------------------------------------
-
-# Words that commonly open a chat sentence: capitalised there, they never start a name.
-SENTENCE_STARTERS = frozenset(
-    _words("""
-    a an the my your our his her their its it it's this that these those there here we you he she they me us
-    them i so and but or if then because since after before while though although also still even only just
-    actually well now anyway besides plus okay ok yes yeah no nope maybe probably definitely really honestly
-    today tonight yesterday tomorrow last next every each some any all both what why how when where who which
-    whatever can could would should will did do does is are was were have has had got get went go going gonna
-    wanna gotta let let's lets met saw told asked called texted watched played started finished tried cooked
-    ate bought visited spent left came come took made gave found thought felt feeling thinking working hey hi
-    hello thanks thank sorry please oh ah wow ugh hmm lol haha dear remember guess need want love like hate
-    miss hope wish tell sounds looks seems good great nice cool sure fine happy sad not never always sometimes
-    usually often again finally recently lately once twice almost about around at in on for with from to by
-    of as into over under up down out off back home work school morning afternoon evening night weekend
-    don't dont can't cant won't isn't aren't wasn't weren't didn't doesn't haven't hasn't hadn't couldn't
-    wouldn't shouldn't i'm i've i'd i'll we're we've we'll we'd you're you've you'll they're they've that's
-    there's here's what's how's where's who's he's she's it'll that'll
-    """)
-)
-
-COMMON_WORDS = SENTENCE_STARTERS | frozenset(
-    _words("""
-    able about above accept across act add afraid age ago agree air alive allow alone along already alright
-    amazing among amount angry animal another answer anybody anyone anything anywhere apart apple area arm
-    army arrive art ask asleep attack aunt avoid awake away awesome awful baby bad bag ball bank bar base bath
-    bathroom beach bear beat beautiful became become bed bedroom beer begin behind believe best better big
-    bike bill bird birthday bit bite black blame blood blue board boat body book boring born boss bottle
-    bottom box boy boyfriend brain bread break breakfast bring brother brown build building burn bus business
-    busy buy cake call calm camera camp car card care career careful carry case cat catch cause center
-    chair chance change cheap check cheese chicken child children chocolate choose church city class clean
-    clear climb close clothes cloud club coach coat coffee cold college color colour company complete
-    computer confused cook cool copy corner cost couch could count country couple course cousin cover crazy
-    cream create cry cup cut cute dad daily damn dance danger dark date daughter day dead deal dear death
-    decide deep delicious dentist depressed design desk dinner dirty doctor dog done door double dream dress
-    drink drive drop drunk dry during early earn easy eat egg else email empty end energy enjoy enough enter
-    even event ever everybody everyone everything exactly exam excited exciting exercise expect expensive
-    explain eye face fact fail fair fall false family famous fan far farm fast fat father fault fear feel
-    feet fell few field fight fill film find finger finish fire first fish fit fix flat floor flower fly
-    follow food foot forget forgive form forward free fresh friend friendly front fruit full fun funny future
-    game garden gas gave gift girl girlfriend give glad glass goal god gold golf gone gone grade grandma
-    grandpa grass gray green grey group grow guess guitar guy gym hair half hall hand handle hang happen hard
-    hat head health healthy hear heard heart heat heavy hell help high hill hit hobby hold hole holiday
-    horse hospital hot hotel hour house huge human hungry hurry hurt husband ice idea ill important inside
-    interest interested interesting island job join joke juice jump junior keep key kid kill kind king kiss
-    kitchen knee knew know lady lake land language large late later laugh law lay lazy lead learn least leave
-    leg less lesson letter level library lie life light line list listen little live living lonely long look
-    lose lost lot loud low luck lucky lunch mad main make man manager many map mark market marry matter may
-    meal mean meat medicine meet meeting member memory men message middle might mile milk mind mine minute
-    mirror miss mistake mom moment money month moon more most mother mountain mouth move movie much mum
-    music must name nap nature near nearly neck neighbor neighbour nervous new news nice night nobody noise
-    none normal nose note nothing notice number nurse offer office old open order other outside own page
-    pain paint pair pants paper parent park part party pass past pay peace people perfect person phone photo
-    pick picture piece pink pizza place plan plane plant play player pleasant pocket point police pool poor
-    possible post power practice present pretty price prison problem project promise proud pull push put
-    quick quiet quite race rain raise rather reach read ready real reason red relax relationship rest
-    restaurant rich ride right ring rise river road rock roll room rough round rule run safe salt same sand
-    save say scared scary sea season seat second secret see seem sell send senior sense serious set several
-    shape share sharp ship shirt shoe shoes shop short shot shoulder shout show shower shut sick side sign
-    silly simple sing single sister sit size skin sky sleep sleepy slow small smart smell smile snow social
-    soft someone something son song soon sort sound soup space speak special spend sport spring stand star
-    start state station stay steal step stick stop store story strange street stress stressed strict strong
-    student study stuff stupid style success sugar suit summer sun super support surprise sweet swim table
-    take talk tall taste tea teach teacher team tear teeth terrible test text than thing think thirsty
-    through throw ticket time tired together toilet tomato tone too tooth top total touch tough town toy
-    train travel tree trip trouble truck true trust truth try turn type ugly uncle understand unless until
-    upset use useful usual vacation visit voice wait wake walk wall war warm wash watch water way weak wear
-    weather wedding week weird welcome west wet white whole wide wife wild win wind window wine winter wise
-    woman women wonder wonderful word world worried worry worse worst would write wrong yard year yellow
-    young youth zero answer awkward bored boring chill lit mood sick vibe vibes
-
-    absolutely accident according actually addition adventure afternoon afterwards agreement already
-    although amazingly anniversary announcement anything anywhere apartment apparently application
-    appointment appreciate appreciated approach argument assignment assistant atmosphere attention audience
-    available background basically beautiful beginning behaviour behavior benefits birthday boyfriend
-    breakfast brilliant broadcast brothers building businesses calculate candidate celebrate celebration
-    certainly challenge challenging character chocolate christmas classroom colleague colleagues comfortable
-    commercial committee community companies company's completely complicated computer concerned condition
-    confident confidence congratulations connection consider considering continue conversation
-    conversations convenient correction countries currently customer customers dangerous daughter daughters
-    decision decisions definitely delicious depressed depression description designer desperately
-    different difficult dinosaur direction directly disappointed disappointing discussion distance
-    documentary downstairs education electricity elsewhere emergency emotional employees encourage
-    engineering entertainment environment especially essentially evening everybody everything everywhere
-    exactly excellent exchange excitement exhausted expensive experience experiences explanation
-    extremely fantastic favourite favorite favourites favorites financial following football forgotten
-    fortunately frequently friendship furniture generally gentleman girlfriend government grandchildren
-    granddaughter grandfather grandmother grandparents gratitude happiness headphones healthcare helpful
-    highlight historical hospital household housework hundreds immediately important impossible impressive
-    including incredible incredibly independent information ingredients instagram instructions
-    intelligent interested interesting internet interview introduce invitation knowledge laughing
-    literally lockdown meanwhile medication meditation mentioned midnight motivation motivated mountains
-    neighborhood neighbourhood newspaper nightmare notification obviously occasionally officially
-    otherwise overnight overthinking paperwork parenting particular particularly passenger performance
-    personal personally perspective photograph photography physically playground political politics
-    population portfolio positive possibility potential practically preparing presentation president
-    pressure previously principal priorities priority privately probably problem problems procrastinating
-    produce product products production professional professor programme programming progress properly
-    prosperity psychology published punishment qualified questions quarantine reasonable recommend
-    recommendation recommendations recently refreshing regarding regularly relationship relationships
-    remember remembered reminder apologise apologize relatives religious remarkable renovation
-    reservation residence responsible restaurant restaurants retirement schedule seriously situation
-    situations something sometimes somewhere specifically spiritual statement stomachache strawberry
-    strawberries stressful structure struggling stubborn successful suddenly suggestion summertime
-    sunflower supermarket supportive surprised surprising swimming technology teenager television
-    temperature terrible terribly therapist therapy thankfully thanksgiving themselves therefore
-    thousands throughout tomorrow tonight tournament traditional training transport transportation
-    traveling travelling treatment tremendous unbelievable uncomfortable understand understanding
-    unexpected unfortunately university unusual upcoming vacation valentine vegetables vegetarian
-    volunteer volunteering wednesday weekend whatever wherever wonderful workplace worthwhile yesterday
-    yourself yourselves appreciate boyfriends girlfriends neighbours neighbors afternoons
-    """)
-)
