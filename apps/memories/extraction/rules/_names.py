@@ -1,0 +1,311 @@
+"""Proper names: the name phrase after a trigger ("works at Bank of America", "lives in Austin, Texas"),
+the case mode of a message, and the scan for capitalised names anywhere in it (``name:`` entities,
+vocatives dropped; docs/extraction.md, "Entities").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from apps.memories.extraction.rules._text import _fold, _words
+from apps.memories.extraction.rules.vocabulary import _NATIONALITIES_AND_FAITHS, COMMON_WORDS, SENTENCE_STARTERS
+
+_PHRASE_TOKEN = re.compile(r"[^\W_][\w'\u2019&.+-]*")
+_PHRASE_CONNECTORS = frozenset(_words("of de da del di du la le van von den der y upon on & the"))
+_PHRASE_STOP = frozenset(
+    _words("""
+    now with for since and but because so at near these this right currently in on from to as last next ago
+    today tomorrow yesterday tonight lol haha though too also which where who when while after before until
+    till like is was are were it its i my we our me us you your a an the some home work school myself
+    ourselves themselves here there anymore again soon already still just really very area part
+    """)
+)
+_NOT_A_NAME = frozenset(
+    _words("""
+    i i'm i've i'd i'll im ive ok okay lol omg btw idk tbh lmao haha mr mrs ms dr mom dad mum mama papa
+    grandma grandpa god monday tuesday wednesday thursday friday saturday sunday january february march
+    april may june july august september october november december
+    """)
+)
+
+
+@dataclass(frozen=True)
+class _CaseMode:
+    """Whether capitalisation means anything in this message (not in all-lower-case or SHOUTED text)."""
+
+    is_informative: bool
+
+
+_LETTERS = re.compile(r"[^\W\d_]+")
+
+
+def _case_mode(text: str) -> _CaseMode:
+    words = _LETTERS.findall(text)
+    if not any(character.isupper() for character in text):
+        return _CaseMode(is_informative=False)
+    upper = sum(1 for word in words if word.isupper() and (len(word) > 1 or word == "I"))
+    return _CaseMode(is_informative=not (len(words) >= 3 and upper >= 0.8 * len(words)))
+
+
+def _is_capitalised(token: str) -> bool:
+    return token[0].isupper() or (token[0].isdigit() and any(character.isupper() for character in token))
+
+
+def _leading_phrase(
+    text: str,
+    case: _CaseMode,
+    *,
+    max_tokens: int,
+    allow_region: bool = False,
+    reject_common: bool = False,
+    accept_lower: bool = False,
+) -> str | None:
+    """The proper-name phrase at the start of ``text``: "Tata Consultancy Services as a dev" -> "Tata
+    Consultancy Services". Without informative capitalisation (or with ``accept_lower``) it takes up to
+    ``max_tokens`` words until a function word instead, and title-cases them."""
+    tokens = list(_PHRASE_TOKEN.finditer(text))
+    if not tokens or tokens[0].start() != len(text) - len(text.lstrip()):
+        return None
+    cased = case.is_informative and not accept_lower
+    taken: list[str] = []
+    separators: list[str] = []
+    index = 0
+    if cased and tokens[0].group(0).lower() == "the" and len(tokens) > 1 and _is_capitalised(tokens[1].group(0)):
+        index = 1
+    previous_end = tokens[index].start()
+    while index < len(tokens) and len(taken) < max_tokens:
+        match = tokens[index]
+        gap = text[previous_end : match.start()]
+        separator = " "
+        if taken and gap.strip():
+            if not (allow_region and gap.strip() == "," and ", " not in separators):
+                break  # one ", Region" at most: "Austin, Texas"
+            separator = ", "
+        word = match.group(0).rstrip(".").removesuffix("'s").removesuffix("\u2019s")
+        lower = word.lower()
+        ends_possessive = match.group(0).endswith(("'s", "\u2019s"))
+        if cased:
+            if not word or lower in _NOT_A_NAME:
+                break
+            if not _is_capitalised(word):
+                is_inner_connector = (
+                    taken
+                    and lower in _PHRASE_CONNECTORS
+                    and index + 1 < len(tokens)
+                    and _is_capitalised(tokens[index + 1].group(0))
+                )
+                if not is_inner_connector:
+                    break
+        else:
+            if not word or lower in _PHRASE_STOP or lower in _NOT_A_NAME or word.isdigit():
+                break
+            if reject_common and lower in COMMON_WORDS:
+                break
+        if taken:
+            separators.append(separator)
+        taken.append(word if cased or word.isupper() else word[:1].upper() + word[1:])
+        previous_end = match.end()
+        index += 1
+        if ends_possessive:
+            break
+    while taken and taken[-1].lower() in _PHRASE_CONNECTORS:
+        taken.pop()
+    if not taken:
+        return None
+    phrase = taken[0] + "".join(separator + word for separator, word in zip(separators, taken[1:], strict=False))
+    return phrase
+
+
+def _person_name(text: str, case: _CaseMode, *, accept_lower: bool = False) -> str | None:
+    return _leading_phrase(text, case, max_tokens=3, reject_common=True, accept_lower=accept_lower)
+
+
+_NAME_TOKEN = re.compile(r"[^\W\d_][\w'\u2019.-]*")
+_SENTENCE_OPENERS = frozenset('.!?\n:;"\u201c(•*>#-\u2013—')
+_CHAT_ACRONYMS = frozenset(
+    _words(
+        "LOL OMG BTW IDK TBH IMO IMHO FYI ASAP OK LMAO ROFL BRB TTYL NGL PS AM PM TV DM DMS PLS THX TY NP AKA ETA AI"
+    )
+)
+_NAME_CONNECTORS = frozenset(_words("of de da del di du la le van von y & and"))
+_MAX_NAME_TOKENS = 4
+
+
+def _is_sentence_initial(text: str, start: int) -> bool:
+    index = start - 1
+    while index >= 0 and text[index] in " \t":
+        index -= 1
+    return index < 0 or text[index] in _SENTENCE_OPENERS
+
+
+def _proper_names(text: str, case: _CaseMode) -> list[tuple[int, str]]:
+    """Capitalised words and runs of them ("Bruno", "Sweet Dreams", "Bank of America").
+
+    Sentence-initial words count only when they are not common English words (or when a common word that
+    does not usually open a sentence is followed by another capitalised word: "Sweet Dreams"). "I",
+    weekday and month names, kinship words and chat acronyms are never names.
+    """
+    if not case.is_informative:
+        return []
+    tokens = list(_NAME_TOKEN.finditer(text))
+    words = [token.group(0).rstrip(".-\u2019'").removesuffix("'s").removesuffix("\u2019s") for token in tokens]
+
+    def is_never_a_name(word: str) -> bool:
+        lower = _fold(word).lower()
+        return (
+            len(word) < 2
+            or not word[0].isupper()
+            or lower in _NOT_A_NAME
+            or lower in _NATIONALITIES_AND_FAITHS
+            or word in _CHAT_ACRONYMS
+            or ("'" in lower and lower in SENTENCE_STARTERS)
+            or (word.isupper() and lower in COMMON_WORDS)  # emphasis ("AGAIN"), not an acronym
+        )
+
+    never = [is_never_a_name(word) for word in words]
+
+    def is_mid_sentence_name(index: int) -> bool:
+        word = words[index]
+        if never[index]:
+            return False
+        if word.isupper() and len(word) > 6:
+            return False  # shouting, not an acronym
+        return not _is_sentence_initial(text, tokens[index].start())
+
+    def is_name_start(index: int) -> bool:
+        word = words[index]
+        if never[index]:
+            return False
+        if not _is_sentence_initial(text, tokens[index].start()):
+            return True
+        lower = _fold(word).lower()
+        if _is_common_word_form(lower):
+            return False  # "Seeing", "Been", "Pets", "Congrats" open sentences; they are not names
+        if lower not in COMMON_WORDS:
+            return True
+        return (
+            lower not in SENTENCE_STARTERS
+            and index + 1 < len(tokens)
+            and text[tokens[index].end() : tokens[index + 1].start()] == " "
+            and is_mid_sentence_name(index + 1)
+        )
+
+    names: list[tuple[int, str]] = []
+    index = 0
+    while index < len(tokens):
+        if not is_name_start(index):
+            index += 1
+            continue
+        run = [index]
+        cursor = index
+        while len(run) < _MAX_NAME_TOKENS and not tokens[cursor].group(0).endswith(("'s", "\u2019s")):
+            following = cursor + 1
+            if following >= len(tokens) or text[tokens[cursor].end() : tokens[following].start()] != " ":
+                break
+            if is_mid_sentence_name(following):
+                run.append(following)
+                cursor = following
+                continue
+            connector = words[following].lower()
+            after = following + 1
+            if (
+                connector in _NAME_CONNECTORS
+                and not words[following][0].isupper()
+                and after < len(tokens)
+                and text[tokens[following].end() : tokens[after].start()] == " "
+                and is_mid_sentence_name(after)
+                and connector != "and"
+            ):
+                run.extend([following, after])
+                cursor = after
+                continue
+            break
+        names.append((tokens[index].start(), " ".join(words[position] for position in run)))
+        index = cursor + 1
+    return [(start, name) for start, name in names if not _is_vocative(text, start, name)]
+
+
+_GREETINGS = frozenset(
+    [
+        "hi",
+        "hey",
+        "hello",
+        "hiya",
+        "yo",
+        "thanks",
+        "thank",
+        "thx",
+        "ty",
+        "bye",
+        "goodbye",
+        "yay",
+        "wow",
+        "oh",
+        "aw",
+        "aww",
+        "awww",
+        "congrats",
+        "congratulations",
+        "sorry",
+        "ok",
+        "okay",
+        "yes",
+        "yeah",
+        "yep",
+        "no",
+        "nope",
+        "haha",
+        "hahaha",
+        "lol",
+        "dear",
+        "morning",
+        "night",
+        "evening",
+        "welcome",
+        "cheers",
+        "great",
+        "nice",
+        "cool",
+        "same",
+        "totally",
+        "absolutely",
+        "definitely",
+        "exactly",
+        "sure",
+        "agreed",
+        "true",
+        "omg",
+    ]
+)
+
+
+_WORD_FORMS_NOT_NAMES = frozenset(_words("been being having doing done one ones bet theyll"))
+
+
+def _is_common_word_form(lower: str) -> bool:
+    """An inflected common word or an interjection: a gerund ("taking"), a plural or past form of a common
+    word ("pets", "moments", "played"), a form of be/have/do, "congrats"."""
+    if lower in _WORD_FORMS_NOT_NAMES or lower in _GREETINGS:
+        return True
+    if len(lower) >= 6 and lower.endswith("ing"):
+        return True
+    stems = []
+    if lower.endswith("s"):
+        stems += [lower[:-1], lower[:-2] if lower.endswith("es") else ""]
+    if lower.endswith("ed"):
+        stems += [lower[:-2], lower[:-1]]
+    return any(stem in COMMON_WORDS for stem in stems if stem)
+
+
+def _is_vocative(text: str, start: int, name: str) -> bool:
+    """A name the speaker addresses ("Thanks, Melanie!", "Hey Caroline!", "Melanie, look") is not a mention
+    of that person: linking every greeting to them would make them match every question about anything."""
+    end = start + len(name)
+    if end < len(text) and text[end] not in ",!?.;:":
+        return False
+    before = text[:start].rstrip()
+    if not before or before[-1] in ".!?,":
+        return True
+    last_word = re.search(r"([A-Za-z']+)$", before)
+    return bool(last_word and last_word.group(1).lower() in _GREETINGS)

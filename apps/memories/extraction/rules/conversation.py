@@ -1,0 +1,106 @@
+"""Conversation preferences: what the user does or does not want to talk about, instructions to the
+assistant ("please don't use emojis") and length limits ("I don't want replies longer than 3 lines")
+(docs/extraction.md, "Preference rules").
+"""
+
+from __future__ import annotations
+
+import re
+
+from apps.memories.extraction.rules._base import (
+    _ADVERBS,
+    _DONT,
+    _I,
+    _ID,
+    _X,
+    _Context,
+    _Found,
+    _object,
+    _predicate,
+    _preference,
+    _rule,
+    _said,
+    _topic,
+)
+from apps.memories.extraction.rules._clauses import _Clause
+from apps.memories.extraction.rules._text import _words
+
+_TALK = r"(?:talk|speak|chat)"
+
+
+def _talk_avoid(match: re.Match[str], clause: _Clause, context: _Context) -> list[_Found]:
+    obj = _object(match, clause)
+    if not obj:
+        return []
+    return [_preference(_predicate("doesn't want to talk about", obj), -1, _topic(obj))]
+
+
+TALK_AVOID = _rule(
+    "talk_avoid",
+    rf"(?:\b(?:please\s+)?(?:don'?t|do\s+not|never)\s+(?:ever\s+)?(?:{_TALK}|ask)\s+"
+    r"(?:to\s+me\s+|with\s+me\s+|me\s+)?about"
+    rf"|{_I}{_ADVERBS}{_DONT}(?:really\s+)?(?:want|wanna|like|love|care)\s+to\s+{_TALK}\s+about"
+    rf"|{_ID}(?:much\s+)?rather\s+not\s+{_TALK}\s+about|\blet'?s\s+not\s+{_TALK}\s+about"
+    rf"|\bstop\s+(?:talking|asking\s+me)\s+about)\s+{_X}",
+    _talk_avoid,
+    triggers=_words("talk speak chat ask talking asking"),
+)
+
+
+def _talk_interest(match: re.Match[str], clause: _Clause, context: _Context) -> list[_Found]:
+    obj = _object(match, clause)
+    if not obj:
+        return []
+    return [_preference(_predicate("wants to talk about", obj), 1, _topic(obj))]
+
+
+TALK_INTEREST = _rule(
+    "talk_interest",
+    rf"(?:\b(?:can|could|shall|may)\s+we\s+(?:please\s+)?{_TALK}\s+(?:a\s+bit\s+|more\s+)?about"
+    rf"|\blet'?s\s+{_TALK}\s+(?:a\s+bit\s+|more\s+)?about|{_I}{_ADVERBS}(?:want|wanna)\s+(?:to\s+)?{_TALK}\s+about"
+    rf"|{_ID}(?:love|like)\s+to\s+{_TALK}\s+about)\s+{_X}",
+    _talk_interest,
+    triggers=_words("talk speak chat"),
+    allow_question=True,
+)
+
+
+def _instruction_avoid(match: re.Match[str], clause: _Clause, context: _Context) -> list[_Found]:
+    """ "Please don't use emojis" -> "doesn't want you to use emojis" (an instruction to the assistant)."""
+    obj = _object(match, clause)
+    if not obj:
+        return []
+    verb = " ".join("them" if word == "me" else word for word in _said(match, "verb").split())
+    return [_preference(_predicate(f"doesn't want you to {verb}", obj), -1)]
+
+
+INSTRUCTION_AVOID = _rule(
+    "instruction_avoid",
+    r"^\W*(?:please\s+)?(?:don'?t|do\s+not|never)\s+(?:ever\s+)?"
+    r"(?P<verb>use|send|call\s+me|mention|bring\s+up|say|add|"
+    r"include|write|recommend|suggest|give\s+me|reply\s+with|respond\s+with)\s+" + _X,
+    _instruction_avoid,
+    triggers=_words("don dont not never"),
+)
+
+
+_LONGER = ("longer", "more", "bigger", "larger", "over", "above")
+
+
+def _length_limit(match: re.Match[str], clause: _Clause, context: _Context) -> list[_Found]:
+    thing = _object(match, clause, cut=False)
+    if not thing:
+        return []
+    bound = "under" if _said(match, "comparison") in _LONGER else "over"
+    amount = " ".join(part for part in (match.group("amount"), match.group("unit")) if part)
+    return [_preference(_predicate("prefers", f"{thing} {bound} {amount}"), 1, _topic(thing))]
+
+
+LENGTH_LIMIT = _rule(
+    "length_limit",
+    rf"{_I}{_ADVERBS}{_DONT}(?:really\s+)?want\s+(?P<x>(?:\S+\s+){{0,3}}?\S+)\s+"
+    r"(?P<comparison>longer|more|bigger|larger|over|above|shorter|less|fewer|smaller|under|below)(?:\s+than)?\s+"
+    r"(?P<amount>\d[\d,.]*k?)\s*(?P<unit>[a-z]+)?",
+    _length_limit,
+    triggers=_words("want"),
+)
