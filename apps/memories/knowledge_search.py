@@ -8,7 +8,7 @@ import numpy as np
 from django.db import connection
 from pgvector.django import CosineDistance
 
-from apps.memories.embeddings import cache_scope, get_embedder
+from apps.core.embeddings import cache_scope, get_embedder
 from apps.memories.models import KnowledgeChunk
 from apps.memories.retrieval.search import relevance
 from apps.tenants.models import Tenant

@@ -11,9 +11,9 @@ from django.db import connection
 from django.db.models import Q, QuerySet
 
 from apps.contacts.models import Contact, ContactState
+from apps.core.embeddings import memory_text
 from apps.core.exceptions import NotFound
 from apps.core.rows import columns, fetch_row, instances
-from apps.memories.embeddings import memory_text
 from apps.memories.models import ContextEvent, Memory, MemoryProfile, MemoryRevision
 from apps.tenants.models import Tenant
 

@@ -40,9 +40,9 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from apps.contacts.models import Contact
+from apps.core.embeddings import cache_scope, get_embedder, vector_literal
 from apps.core.rows import bound_cursor
 from apps.memories import scoring
-from apps.memories.embeddings import cache_scope, get_embedder, vector_literal
 from apps.memories.models.memory import scope_token
 from apps.memories.retrieval import relevance as relevance_rules
 from apps.memories.retrieval.lexicon import (

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from django.db import transaction
 from django.db.models import Q, QuerySet
 
-from apps.memories.embeddings import cache_scope, get_embedder
+from apps.core.embeddings import cache_scope, get_embedder
 from apps.memories.models import KnowledgeChunk, Memory, MemoryRevision
 from apps.memories.store.writing import EMBEDDING_FIELDS, memories_vectors_refresh
 from apps.tenants.models import Tenant
