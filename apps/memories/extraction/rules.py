@@ -13,7 +13,8 @@ import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from apps.memories.extraction.cleaning import clean_text, is_low_content
+from apps.core.cleaning import clean_text
+from apps.memories.extraction.cleaning import is_low_content
 
 MEMORY_TYPE_FACT = "fact"
 MEMORY_TYPE_PREFERENCE = "preference"
