@@ -11,6 +11,7 @@ from apps.contacts.apis import (
     TriggerListApi,
 )
 from apps.conversations.apis import ConversationDetailApi, ConversationMessagesApi
+from apps.knowledge.apis import DocumentDetailApi, DocumentListCreateApi, KnowledgeSearchApi
 from apps.memories.apis import (
     ContactExportApi,
     ContactProfileApi,
@@ -21,8 +22,7 @@ from apps.memories.apis import (
     MemoryTypesApi,
 )
 from apps.memories.ingest.apis import EventDetailApi, IngestApi, IngestBatchApi, ObservationApi
-from apps.memories.knowledge_apis import DocumentDetailApi, DocumentListCreateApi
-from apps.memories.retrieval.apis import BrainContextApi, ContextGetApi, KnowledgeSearchApi, MemorySearchApi
+from apps.memories.retrieval.apis import BrainContextApi, ContextGetApi, MemorySearchApi
 
 urlpatterns = [
     path("contacts", ContactListCreateApi.as_view(), name="contacts"),

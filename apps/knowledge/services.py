@@ -10,7 +10,7 @@ from apps.core.cleaning import clean_text
 from apps.core.embeddings import cache_scope, get_embedder
 from apps.core.exceptions import ApplicationError
 from apps.core.tokens import count_tokens_batch
-from apps.memories.models import KnowledgeChunk, KnowledgeDocument
+from apps.knowledge.models import KnowledgeChunk, KnowledgeDocument
 from apps.tenants.models import Tenant
 
 ALLOWED_CONTENT_TYPES = ("text/plain", "text/markdown")
