@@ -12,6 +12,7 @@ from apps.contacts.apis import (
 )
 from apps.context.apis import BrainContextApi, ContextGetApi
 from apps.conversations.apis import ConversationDetailApi, ConversationMessagesApi
+from apps.knowledge.apis import DocumentDetailApi, DocumentListCreateApi, KnowledgeSearchApi
 from apps.memories.apis import (
     ContactExportApi,
     ContactProfileApi,
@@ -22,8 +23,7 @@ from apps.memories.apis import (
     MemoryTypesApi,
 )
 from apps.memories.ingest.apis import EventDetailApi, IngestApi, IngestBatchApi, ObservationApi
-from apps.memories.knowledge_apis import DocumentDetailApi, DocumentListCreateApi
-from apps.memories.retrieval.apis import KnowledgeSearchApi, MemorySearchApi
+from apps.memories.retrieval.apis import MemorySearchApi
 
 urlpatterns = [
     path("contacts", ContactListCreateApi.as_view(), name="contacts"),

@@ -17,7 +17,7 @@ from apps.context.budgets import SECTION_LIMITS, TOTAL_LIMIT, VERBATIM_TURNS
 from apps.conversations.models import Conversation
 from apps.conversations.window import Turn, window_get
 from apps.core.tokens import count_tokens, truncate_to_tokens
-from apps.memories.knowledge_search import KnowledgeHit, knowledge_search
+from apps.knowledge.search import KnowledgeHit, knowledge_search
 from apps.memories.models import MemoryProfile
 from apps.memories.retrieval.search import ScoredMemory, memory_search
 from apps.tenants.models import Tenant

@@ -8,8 +8,8 @@ from django.conf import settings
 from apps.contacts.intelligence.mood import MOODS
 from apps.contacts.intelligence.stages import STAGES
 from apps.inspector.selectors import CHURN_BUCKETS, SEEN_NEVER, SEEN_OLDER, SEEN_WINDOWS
+from apps.knowledge.services import ALLOWED_CONTENT_TYPES
 from apps.memories.models import Memory
-from apps.memories.services.knowledge import ALLOWED_CONTENT_TYPES
 from apps.memories.store.editing import MAX_MEMORY_CHARS
 
 

@@ -21,8 +21,9 @@ from apps.core.exceptions import NotFound
 from apps.entities.models import Entity
 from apps.entities.selectors import entity_list
 from apps.inspector import charts
+from apps.knowledge.models import KnowledgeDocument
 from apps.memories import scoring
-from apps.memories.models import KnowledgeDocument, Memory, MemoryEntity, MemoryProfile, MemoryRevision
+from apps.memories.models import Memory, MemoryEntity, MemoryProfile, MemoryRevision
 from apps.memories.retrieval.search import weights_for
 from apps.memories.selectors import memory_history, memory_list
 from apps.memories.store.revisions import revision_changes

@@ -28,10 +28,10 @@ from apps.inspector.forms import (
     MemoryEditForm,
 )
 from apps.inspector.permissions import InspectorRequest, forbidden, inspector_view
-from apps.memories.knowledge_search import knowledge_search
+from apps.knowledge.search import knowledge_search
+from apps.knowledge.services import document_create, document_delete
 from apps.memories.models import Memory
 from apps.memories.selectors_export import contact_export
-from apps.memories.services.knowledge import document_create, document_delete
 from apps.memories.store.editing import memory_correct, memory_delete, memory_edit
 
 CONTACTS_PER_PAGE = 25

@@ -20,8 +20,6 @@ from apps.memories.lifecycle.scheduling import scope_consolidation_queue, tenant
 from apps.memories.models import (
     ConsolidationRun,
     ContextEvent,
-    KnowledgeChunk,
-    KnowledgeDocument,
     Memory,
     MemoryEntity,
     MemoryProfile,
@@ -29,7 +27,6 @@ from apps.memories.models import (
     ProfileAudit,
 )
 from apps.memories.selectors_export import contact_export
-from apps.memories.services.knowledge import document_delete
 from apps.memories.store.editing import memory_delete, memory_edit
 from apps.memories.store.operations import (
     memories_merge_selected,
@@ -362,51 +359,6 @@ class ConsolidationRunAdmin(ReadOnlyAdmin):
         if run.finished_at is None:
             return "running"
         return f"{(run.finished_at - run.started_at).total_seconds():.1f} s"
-
-
-class ChunkInline(ReadOnlyInline):
-    model = KnowledgeChunk
-    fields = ("position", "token_count", "embedding_model", "content")
-    readonly_fields = fields
-    show_change_link = False
-
-
-@admin.register(KnowledgeDocument)
-class KnowledgeDocumentAdmin(admin.ModelAdmin):
-    list_display = ("title", "tenant", "content_type", "size_bytes", "chunk_count", "created_by", "created_at")
-    list_filter = ("tenant", "content_type")
-    search_fields = ("title", "content")
-    readonly_fields = (
-        "tenant",
-        "title",
-        "content_type",
-        "content",
-        "size_bytes",
-        "chunk_count",
-        "metadata",
-        "created_by",
-        "created_at",
-    )
-    inlines = [ChunkInline]
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False  # uploads go through the inspector or the API, which chunk and embed
-
-    def delete_model(self, request: HttpRequest, obj: KnowledgeDocument) -> None:
-        document_delete(document=obj)
-
-    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[KnowledgeDocument]) -> None:
-        for document in queryset:
-            document_delete(document=document)
-
-
-@admin.register(KnowledgeChunk)
-class KnowledgeChunkAdmin(ReadOnlyAdmin):
-    list_display = ("document", "position", "token_count", "embedding_model", "tenant")
-    list_filter = ("tenant", "embedding_model")
-    list_select_related = ("document", "tenant")
-    search_fields = ("content", "document__title")
-    exclude = ("embedding",)
 
 
 # --- memory-level actions on the lower apps' admins -------------------------------------------------

@@ -11,8 +11,8 @@ from django.db import connection
 from django.db.models import Q, QuerySet
 
 from apps.contacts.models import Contact
+from apps.core.embeddings import memory_text
 from apps.core.exceptions import NotFound
-from apps.memories.embeddings import memory_text
 from apps.memories.models import ContextEvent, Memory, MemoryRevision
 from apps.tenants.models import Tenant
 

@@ -33,6 +33,7 @@ INSTALLED_APPS = [
     "apps.contacts",
     "apps.conversations",
     "apps.entities",
+    "apps.knowledge",
     "apps.memories",
     "apps.context",
     "apps.inspector",

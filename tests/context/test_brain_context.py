@@ -1,4 +1,5 @@
-"""POST /brain/context (the tenant copilot payload), through the API on real PostgreSQL, Redis and the embedder."""
+"""POST /brain/context (the tenant copilot payload), through the API on real PostgreSQL, Redis and the embedder
+(GET /knowledge/search: tests/knowledge/test_knowledge_search.py)."""
 
 from __future__ import annotations
 

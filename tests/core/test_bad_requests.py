@@ -41,7 +41,7 @@ def test_nul_in_an_id_of_the_url_is_404(api, path):
 @pytest.fixture
 def embedder_down(settings):
     """A remote embedding service on a closed port, for the test; the process embedder rebuilt after it."""
-    from apps.memories.embeddings import reset_embedder
+    from apps.core.embeddings import reset_embedder
 
     settings.ENGRAM = {
         **settings.ENGRAM,

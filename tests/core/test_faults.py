@@ -12,8 +12,8 @@ from django.db import close_old_connections, connection
 
 from apps.conversations.models import Conversation, Message
 from apps.conversations.window import window_get, window_keys
+from apps.core.embeddings import reset_embedder
 from apps.core.redis import get_redis
-from apps.memories.embeddings import reset_embedder
 from apps.memories.models import ConsolidationRun, ContextEvent, Memory
 from config import embedded
 from tests.conftest import wait_until

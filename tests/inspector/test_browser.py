@@ -17,9 +17,9 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from apps.contacts.models import ContactState
+from apps.knowledge.services import document_create
 from apps.memories.ingest.services import memory_add
 from apps.memories.lifecycle.processor import events_process
-from apps.memories.services.knowledge import document_create
 from tests.factories import ApiKeyFactory, ContactFactory, MembershipFactory, TenantFactory, UserFactory
 from tests.inspector.conftest import PASSWORD, seed_contact
 

@@ -18,10 +18,11 @@ from django.utils import timezone
 from apps.contacts.models import Contact, ContactState
 from apps.conversations.models import Conversation
 from apps.inspector.selectors import SESSION_TENANT_KEY
+from apps.knowledge.models import KnowledgeDocument
+from apps.knowledge.services import document_create
 from apps.memories import scoring
 from apps.memories.ingest.services import memory_add
-from apps.memories.models import ConsolidationRun, KnowledgeDocument, Memory, MemoryProfile, MemoryRevision
-from apps.memories.services.knowledge import document_create
+from apps.memories.models import ConsolidationRun, Memory, MemoryProfile, MemoryRevision
 from apps.tenants.models import Membership
 from tests.factories import ContactFactory, MembershipFactory, UserFactory
 from tests.inspector.conftest import login, seed_contact

@@ -10,9 +10,9 @@ import re
 import pytest
 from django.core.management import call_command
 
+from apps.core.embeddings import CachedEmbedder, get_embedder
 from apps.memories.benchmarks import hnsw_bloat_note
 from apps.memories.benchmarks.corpus import queries
-from apps.memories.embeddings import CachedEmbedder, get_embedder
 from apps.memories.models import Memory, MemoryEntity
 from apps.tenants.models import Tenant
 
@@ -128,8 +128,8 @@ def test_bench_retrieval_via_http_asks_fresh_and_settled_through_a_live_server_a
 def test_bench_load_writes_and_reads_through_a_live_server_and_reports_the_queue(
     tmp_path, live_server, celery_worker_process
 ):
+    from apps.core.embeddings import CACHE_KEY_PREFIX
     from apps.core.redis import get_redis
-    from apps.memories.embeddings import CACHE_KEY_PREFIX
 
     get_redis().set(f"{CACHE_KEY_PREFIX}stale", "x")
     dataset = tmp_path / "tiny.json"

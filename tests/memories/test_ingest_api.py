@@ -349,7 +349,7 @@ def test_an_episode_is_indexed_with_its_date_and_linked_to_its_speaker(api, tena
     assert episode.content == "Caroline: We finally repainted the kitchen a pale green colour"
     # the date is found by full-text search, and is part of what was embedded
     assert Memory.objects.filter(pk=episode.pk, search_vector="may 2023").exists()
-    from apps.memories.embeddings import get_embedder
+    from apps.core.embeddings import get_embedder
 
     dated = get_embedder().embed_batch([f"(8 May 2023) {episode.content}"])[0]
     assert np.dot(np.asarray(episode.embedding), dated) == pytest.approx(1.0, abs=1e-4)
@@ -367,7 +367,7 @@ def test_an_episode_is_also_indexed_with_the_days_it_names(api, tenant):
 
 
 def test_reembed_keeps_the_episode_date_in_the_embedding(api, tenant):
-    from apps.memories.embeddings import get_embedder
+    from apps.core.embeddings import get_embedder
     from apps.memories.store.reembed import reembed
 
     text = "We finally repainted the kitchen a pale green colour"
@@ -438,7 +438,7 @@ def _episode(tenant, message_id):
 
 def _context_expected(memory, previous):
     """A memory's context embedding: its own and the previous episode's, weighted by their words (context_mix)."""
-    from apps.memories.embeddings import memory_text
+    from apps.core.embeddings import memory_text
 
     own_text = memory_text(content=memory.content, index_terms=memory.index_terms)
     previous_text = memory_text(content=previous.content, index_terms=previous.index_terms)

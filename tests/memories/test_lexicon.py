@@ -11,8 +11,8 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from apps.core.embeddings import content_hash, get_embedder
 from apps.core.redis import get_redis
-from apps.memories.embeddings import content_hash, get_embedder
 from apps.memories.models import Memory
 from apps.memories.retrieval import lexicon, search
 from apps.memories.retrieval.lexicon import lexicon_key, refresh_lock_key, scope_lexicon_refresh

@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from apps.conversations.models import Conversation
+from apps.core.embeddings import content_hash, get_embedder
 from apps.core.redis import get_redis
 from apps.entities.models import Entity
-from apps.memories.embeddings import content_hash, get_embedder
 from apps.memories.ingest.services import IngestItem, ingest_messages
 from apps.memories.lifecycle import periodic_steps
 from apps.memories.lifecycle.consolidation import conversation_consolidate, near_duplicates_merge

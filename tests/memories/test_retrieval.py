@@ -45,7 +45,7 @@ GARDEN_TOPICS = [
 
 def bulk_memories(tenant, contact, contents):
     """Many distinct memories at once (no dedup: these tests are about budgets, not extraction)."""
-    from apps.memories.embeddings import content_hash, get_embedder
+    from apps.core.embeddings import content_hash, get_embedder
 
     vectors = get_embedder().embed_batch(contents)
     now = timezone.now()
@@ -152,7 +152,7 @@ def test_bm25_is_computed_in_sql_with_the_formula_s_exact_numbers(tenant, contac
 
 
 def test_context_cosine_is_the_query_against_the_context_embedding_else_the_own_cosine(tenant, contact):
-    from apps.memories.embeddings import get_embedder
+    from apps.core.embeddings import get_embedder
 
     bulk_memories(tenant, contact, ["They're a real support.", "We repainted the fence."])
     embedder = get_embedder()

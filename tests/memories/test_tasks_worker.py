@@ -138,7 +138,7 @@ def test_a_context_embedding_left_to_the_worker_is_computed_by_it(api, tenant, c
     serves backfills): through the real broker and worker, the same mix ingest computes."""
     import numpy as np
 
-    from apps.memories.embeddings import memory_text
+    from apps.core.embeddings import memory_text
     from apps.memories.models import Memory
     from apps.memories.tasks import context_embed_task
 

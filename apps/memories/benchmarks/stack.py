@@ -21,8 +21,8 @@ import requests
 from django.conf import settings
 from django.db import DatabaseError
 
+from apps.core.embeddings import CACHE_KEY_PREFIX
 from apps.core.redis import get_redis
-from apps.memories.embeddings import CACHE_KEY_PREFIX
 from apps.tenants.models import Tenant
 from apps.tenants.services import tenant_delete
 

@@ -3,7 +3,8 @@
 See docs/extraction.md for every rule, the supersession slots and their limits.
 """
 
-from apps.memories.extraction.cleaning import clean_text, is_low_content
+from apps.core.cleaning import clean_text
+from apps.memories.extraction.cleaning import is_low_content
 from apps.memories.extraction.rules import (
     MEMORY_TYPE_EPISODE,
     MEMORY_TYPE_FACT,

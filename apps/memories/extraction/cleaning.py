@@ -1,4 +1,5 @@
-"""Text cleaning (memory-logic §1.2) and low-content detection (contact-intelligence §3.1).
+"""Low-content detection (contact-intelligence §3.1); the text cleaning it relies on (memory-logic §1.2) is
+`apps.core.cleaning.clean_text`, shared with the knowledge base.
 
 Pure functions: no ORM, no I/O.
 """
@@ -6,23 +7,8 @@ Pure functions: no ORM, no I/O.
 from __future__ import annotations
 
 import re
-import unicodedata
 
-_LINE_BREAKS = re.compile(r"\r\n?|[\u0085\u2028\u2029]")
-# Three or more line breaks, counting whitespace-only lines as blank. The indentation of the next
-# non-blank line is kept, so code blocks keep their shape.
-_BLANK_LINES = re.compile(r"\n(?:[ \t]*\n){2,}")
-
-
-def clean_text(text: str) -> str:
-    """Strip, normalise to NFC, unify line breaks to ``\\n`` and collapse runs of blank lines to one.
-
-    Formatting markers, code and inner whitespace are left untouched.
-    """
-    text = unicodedata.normalize("NFC", text).lstrip("\ufeff")
-    text = _LINE_BREAKS.sub("\n", text)
-    text = _BLANK_LINES.sub("\n\n", text)
-    return text.strip()
+from apps.core.cleaning import clean_text
 
 
 def _collapse_repeats(word: str) -> str:

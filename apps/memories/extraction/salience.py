@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from apps.memories.extraction.cleaning import clean_text
+from apps.core.cleaning import clean_text
 from apps.memories.extraction.rules import COMMON_WORDS, extract
 
 ENTITY_WEIGHT = 0.3

@@ -30,11 +30,11 @@ from apps.contacts.services import (
 from apps.conversations.models import Message
 from apps.conversations.services import conversations_get_or_create_many, messages_appended
 from apps.conversations.window import windows_append
+from apps.core.chunking import semantic_chunks
+from apps.core.embeddings import EmbedderUnavailable, cache_scope
 from apps.core.exceptions import ApplicationError
 from apps.memories import scoring
-from apps.memories.embeddings import EmbedderUnavailable, cache_scope
 from apps.memories.extraction import ExtractedEntity, extract, salience, slugify
-from apps.memories.extraction.chunking import semantic_chunks
 from apps.memories.extraction.dates import format_day, mentioned_dates
 from apps.memories.extraction.rules import MAX_EPISODE_CHARS
 from apps.memories.lifecycle.scheduling import consolidation_schedule

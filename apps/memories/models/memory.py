@@ -8,12 +8,12 @@ from django.db.models import Func, Q
 from pgvector.django import HnswIndex, VectorField
 
 from apps.contacts.models import Contact
+from apps.core.embeddings import EMBEDDING_DIMENSIONS
 from apps.core.models import UUIDModel
 from apps.entities.models import Entity
 from apps.memories.scoring import MemoryType
 from apps.tenants.models import Tenant
 
-EMBEDDING_DIMENSIONS = 384
 INDEX_TERMS_LENGTH = 120
 
 # A memory's words together with one token naming its scope ('scope <contact id>', or 'scope tenant

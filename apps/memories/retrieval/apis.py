@@ -75,36 +75,3 @@ class MemorySearchApi(TenantAPIView):
             body["query_entities"] = [entity.key for entity in result.query_entities]
             body["candidates"] = result.candidates
         return Response(body)
-
-
-class KnowledgeSearchApi(TenantAPIView):
-    class QuerySerializer(serializers.Serializer):
-        query = StrictCharField(max_length=4000)
-        top_k = serializers.IntegerField(min_value=1, max_value=50, required=False, default=5)
-
-    @extend_schema(parameters=[QuerySerializer], responses={200: dict})
-    def get(self, request: Request) -> Response:
-        from apps.memories.knowledge_search import knowledge_search
-
-        params = self.QuerySerializer(data=request.query_params)
-        params.is_valid(raise_exception=True)
-        hits = knowledge_search(
-            tenant=self.tenant, query=params.validated_data["query"], top_k=params.validated_data["top_k"]
-        )
-        return Response(
-            {
-                "query": params.validated_data["query"],
-                "results": [
-                    {
-                        "document_id": hit.document_id,
-                        "document_title": hit.document_title,
-                        "position": hit.position,
-                        "content": hit.content,
-                        "score": hit.score,
-                        "token_count": hit.token_count,
-                        "explain": {"cosine": hit.cosine, "keyword": hit.keyword, "found_by": list(hit.found_by)},
-                    }
-                    for hit in hits
-                ],
-            }
-        )

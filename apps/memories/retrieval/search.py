@@ -40,9 +40,9 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from apps.contacts.models import Contact
+from apps.core.embeddings import cache_scope, get_embedder, vector_literal
 from apps.core.rows import bound_cursor
 from apps.memories import scoring
-from apps.memories.embeddings import cache_scope, get_embedder, vector_literal
 from apps.memories.models.memory import scope_token
 from apps.memories.retrieval import relevance as relevance_rules
 from apps.memories.retrieval.lexicon import (
@@ -74,9 +74,6 @@ UBIQUITY_LINK_CAP = 300
 
 BM25_K1 = 1.2
 BM25_B = 0.75
-# the knowledge-base search blends cosine with saturated keyword rank (chunks are long and few)
-BM25_SATURATION = 4.0
-VECTOR_SHARE = 0.5
 
 SOURCES = ("vector", "keyword", "entity", "neighbour")
 _SOURCE_BITS = {"keyword": 1, "entity": 2, "vector": 4, "neighbour": 8}
@@ -152,12 +149,6 @@ def weights_for(*, tenant: Tenant, is_tenant_scope: bool) -> scoring.Weights:
     overrides = (tenant.settings or {}).get("retrieval_weights", {})
     scoped = overrides.get("tenant" if is_tenant_scope else "contact", {}) if isinstance(overrides, dict) else {}
     return scoring.Weights.from_dict(scoped if isinstance(scoped, dict) else {}, fallback=fallback)
-
-
-def relevance(*, cosine: float, bm25: float) -> float:
-    """Cosine blended with a saturated keyword score (used by the knowledge-base search)."""
-    keyword = bm25 / (bm25 + BM25_SATURATION) if bm25 > 0 else 0.0
-    return scoring.clamp(VECTOR_SHARE * max(cosine, 0.0) + (1 - VECTOR_SHARE) * keyword)
 
 
 _WORD = re.compile(r"[\w'-]+", re.UNICODE)

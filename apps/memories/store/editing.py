@@ -5,9 +5,9 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
+from apps.core.embeddings import content_hash
 from apps.core.exceptions import ApplicationError
 from apps.memories import scoring
-from apps.memories.embeddings import content_hash
 from apps.memories.models import Memory, MemoryRevision
 from apps.memories.store.revisions import memory_snapshot, revision_record
 from apps.memories.store.writing import (

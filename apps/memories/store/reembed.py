@@ -8,8 +8,9 @@ from collections.abc import Callable, Iterator
 from django.db import transaction
 from django.db.models import Q, QuerySet
 
-from apps.memories.embeddings import cache_scope, get_embedder
-from apps.memories.models import KnowledgeChunk, Memory, MemoryRevision
+from apps.core.embeddings import cache_scope, get_embedder
+from apps.knowledge.models import KnowledgeChunk
+from apps.memories.models import Memory, MemoryRevision
 from apps.memories.store.writing import EMBEDDING_FIELDS, memories_vectors_refresh
 from apps.tenants.models import Tenant
 

@@ -21,9 +21,9 @@ from django.utils import timezone
 from apps.contacts.models import Contact
 from apps.conversations.models import Message
 from apps.conversations.selectors import messages_turns_before
+from apps.core.embeddings import cache_scope, content_hash, get_embedder, memory_text, vector_literal
 from apps.entities.services import EntityLike, entity_upsert_many
 from apps.memories import scoring
-from apps.memories.embeddings import cache_scope, content_hash, get_embedder, memory_text, vector_literal
 from apps.memories.models import Memory, MemoryEntity, MemoryRevision
 from apps.memories.models.memory import INDEX_TERMS_LENGTH
 from apps.memories.selectors import EpisodeAnchor, episodes_before

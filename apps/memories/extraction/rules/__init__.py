@@ -14,7 +14,8 @@ Every rule, the supersession slots and their limits are documented in docs/extra
 
 from __future__ import annotations
 
-from apps.memories.extraction.cleaning import clean_text, is_low_content
+from apps.core.cleaning import clean_text
+from apps.memories.extraction.cleaning import is_low_content
 from apps.memories.extraction.rules import (
     attributes,
     business,

@@ -37,12 +37,12 @@ from rest_framework.test import APIClient
 from tqdm import tqdm
 
 from apps.contacts.models import Contact, ContactState
+from apps.core.embeddings import CachedEmbedder, cache_scope, content_hash, get_embedder
 from apps.core.redis import get_redis
 from apps.entities.models import Entity
 from apps.memories.benchmarks import as_in_production, hnsw_bloat_note
 from apps.memories.benchmarks.corpus import NAMES, PLACES, memory_texts, queries
 from apps.memories.benchmarks.stack import EngramClient, running_stack
-from apps.memories.embeddings import CachedEmbedder, cache_scope, content_hash, get_embedder
 from apps.memories.models import Memory, MemoryEntity
 from apps.memories.retrieval.lexicon import scope_lexicon_refresh
 from apps.tenants.services import api_key_create, tenant_create, tenant_delete

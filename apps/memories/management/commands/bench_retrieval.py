@@ -26,6 +26,7 @@ from django.utils import timezone
 from tqdm import tqdm
 
 from apps.contacts.models import Contact
+from apps.core.embeddings import get_embedder
 from apps.memories.benchmarks import as_in_production
 from apps.memories.benchmarks.end_to_end import SETTLE_JOBS, Run, run_locomo_http
 from apps.memories.benchmarks.locomo import (
@@ -40,7 +41,6 @@ from apps.memories.benchmarks.locomo import (
     turns,
 )
 from apps.memories.benchmarks.stack import dump, embedding_cache_empty, running_stack
-from apps.memories.embeddings import get_embedder
 from apps.memories.ingest.services import IngestItem, ingest_messages
 from apps.memories.retrieval.search import memory_search
 from apps.tenants.models import Tenant

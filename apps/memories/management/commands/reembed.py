@@ -4,7 +4,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from apps.memories.embeddings import get_embedder
+from apps.core.embeddings import get_embedder
 from apps.memories.store.reembed import reembed, reembed_queryset
 from apps.tenants.models import Tenant
 

@@ -32,6 +32,7 @@ LOCAL_MODEL_NAME = "all-MiniLM-L6-v2"
 DEFAULT_OPENAI_MODEL = "text-embedding-3-small"
 CACHE_KEY_PREFIX = "engram:embedding:"
 SHARED_CACHE_SCOPE = "shared"  # texts of no scope (benchmarks, tools); scoped texts use `cache_scope`
+EMBEDDING_DIMENSIONS = 384  # the width of the vector columns (memories, knowledge chunks)
 
 
 def cache_scope(*, tenant_id: Any, contact_id: Any | None) -> str:

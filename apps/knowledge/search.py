@@ -8,12 +8,14 @@ import numpy as np
 from django.db import connection
 from pgvector.django import CosineDistance
 
-from apps.memories.embeddings import cache_scope, get_embedder
-from apps.memories.models import KnowledgeChunk
-from apps.memories.retrieval.search import relevance
+from apps.core.embeddings import cache_scope, get_embedder
+from apps.knowledge.models import KnowledgeChunk
 from apps.tenants.models import Tenant
 
 CANDIDATES = 30
+# cosine blended with saturated keyword rank (chunks are long and few)
+BM25_SATURATION = 4.0
+VECTOR_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,12 @@ class KnowledgeHit:
     cosine: float
     keyword: float
     found_by: tuple[str, ...]
+
+
+def relevance(*, cosine: float, bm25: float) -> float:
+    """Cosine blended with a saturated keyword score."""
+    keyword = bm25 / (bm25 + BM25_SATURATION) if bm25 > 0 else 0.0
+    return max(0.0, min(1.0, VECTOR_SHARE * max(cosine, 0.0) + (1 - VECTOR_SHARE) * keyword))
 
 
 def knowledge_search(*, tenant: Tenant, query: str, top_k: int = 5) -> list[KnowledgeHit]:

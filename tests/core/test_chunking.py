@@ -1,7 +1,7 @@
 import pytest
 
+from apps.core.chunking import semantic_chunks
 from apps.core.tokens import count_tokens
-from apps.memories.extraction.chunking import semantic_chunks
 
 
 def words(text: str) -> int:

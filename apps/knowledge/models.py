@@ -5,8 +5,8 @@ from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from pgvector.django import HnswIndex, VectorField
 
+from apps.core.embeddings import EMBEDDING_DIMENSIONS
 from apps.core.models import UUIDModel
-from apps.memories.models.memory import EMBEDDING_DIMENSIONS
 from apps.tenants.models import Tenant
 
 
@@ -23,6 +23,7 @@ class KnowledgeDocument(UUIDModel):
     created_by = models.CharField(max_length=120, default="system")
 
     class Meta:
+        db_table = "memories_knowledgedocument"  # the table predates the app (state-only move, no data copied)
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
@@ -45,6 +46,7 @@ class KnowledgeChunk(models.Model):
     )
 
     class Meta:
+        db_table = "memories_knowledgechunk"
         ordering = ["document", "position"]
         indexes = [
             HnswIndex(

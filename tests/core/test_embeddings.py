@@ -9,7 +9,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.test import override_settings
 
-from apps.memories.embeddings import (
+from apps.core.embeddings import (
     CachedEmbedder,
     EmbedderUnavailable,
     LocalOnnxEmbedder,

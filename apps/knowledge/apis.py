@@ -12,8 +12,9 @@ from apps.core.exceptions import ApplicationError, NotFound
 from apps.core.fields import StrictCharField
 from apps.core.pagination import LimitOffset
 from apps.core.parsers import StorableJSONParser
-from apps.memories.models import KnowledgeDocument
-from apps.memories.services.knowledge import ALLOWED_CONTENT_TYPES, document_create, document_delete
+from apps.knowledge.models import KnowledgeDocument
+from apps.knowledge.search import knowledge_search
+from apps.knowledge.services import ALLOWED_CONTENT_TYPES, document_create, document_delete
 from apps.tenants.api import TenantAPIView
 from apps.tenants.models import Tenant
 
@@ -106,3 +107,34 @@ class DocumentDetailApi(TenantAPIView):
     def delete(self, request: Request, document_id: str) -> Response:
         document_delete(document=_document_get(self.tenant, document_id))
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class KnowledgeSearchApi(TenantAPIView):
+    class QuerySerializer(serializers.Serializer):
+        query = StrictCharField(max_length=4000)
+        top_k = serializers.IntegerField(min_value=1, max_value=50, required=False, default=5)
+
+    @extend_schema(parameters=[QuerySerializer], responses={200: dict})
+    def get(self, request: Request) -> Response:
+        params = self.QuerySerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        hits = knowledge_search(
+            tenant=self.tenant, query=params.validated_data["query"], top_k=params.validated_data["top_k"]
+        )
+        return Response(
+            {
+                "query": params.validated_data["query"],
+                "results": [
+                    {
+                        "document_id": hit.document_id,
+                        "document_title": hit.document_title,
+                        "position": hit.position,
+                        "content": hit.content,
+                        "score": hit.score,
+                        "token_count": hit.token_count,
+                        "explain": {"cosine": hit.cosine, "keyword": hit.keyword, "found_by": list(hit.found_by)},
+                    }
+                    for hit in hits
+                ],
+            }
+        )

@@ -4,7 +4,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from apps.core.tokens import count_tokens
-from apps.memories.models import KnowledgeChunk, KnowledgeDocument
+from apps.knowledge.models import KnowledgeChunk, KnowledgeDocument
 
 pytestmark = pytest.mark.django_db
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import transaction
 
+from apps.core.chunking import semantic_chunks
+from apps.core.cleaning import clean_text
+from apps.core.embeddings import cache_scope, get_embedder
 from apps.core.exceptions import ApplicationError
 from apps.core.tokens import count_tokens_batch
-from apps.memories.embeddings import cache_scope, get_embedder
-from apps.memories.extraction import clean_text
-from apps.memories.extraction.chunking import semantic_chunks
-from apps.memories.models import KnowledgeChunk, KnowledgeDocument
+from apps.knowledge.models import KnowledgeChunk, KnowledgeDocument
 from apps.tenants.models import Tenant
 
 ALLOWED_CONTENT_TYPES = ("text/plain", "text/markdown")
