@@ -7,11 +7,18 @@ from django.utils import timezone
 
 from apps.contacts.models import ContactState
 from apps.core.tokens import count_tokens
+from apps.memories.ingest.services import memory_add
 from apps.memories.models import Memory
-from tests.factories import ContactFactory
-from tests.memories.test_retrieval import GARDEN_TOPICS, add, bulk_memories
+from tests.factories import GARDEN_TOPICS, ContactFactory, MemoryFactory
 
 pytestmark = pytest.mark.django_db
+
+
+def add(tenant, contact, content, memory_type="fact", **extra):
+    """Through the write path (dedup, supersession), as the API writes a memory."""
+    change = memory_add(tenant=tenant, contact=contact, memory_type=memory_type, content=content, actor="test", **extra)
+    assert change.action == "created", change
+    return change.memory
 
 
 @pytest.fixture
@@ -25,7 +32,11 @@ def contact(tenant):
 )
 def test_context_budget_follows_the_relationship_stage(api, tenant, contact, stage, budget):
     ContactState.objects.create(contact=contact, tenant=tenant, relationship_stage=stage)
-    bulk_memories(tenant, contact, [f"Garden note {index}: {topic}" for index, topic in enumerate(GARDEN_TOPICS * 4)])
+    MemoryFactory.bulk(
+        tenant=tenant,
+        contact=contact,
+        contents=[f"Garden note {index}: {topic}" for index, topic in enumerate(GARDEN_TOPICS * 4)],
+    )
     body = api.get("/api/v1/context/arjun", {"query": "garden"}).json()
     assert body["memory_budget"] == budget
     assert body["tokens_used"] <= budget

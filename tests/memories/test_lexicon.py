@@ -11,14 +11,14 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from apps.core.embeddings import content_hash, get_embedder
+from apps.core.embeddings import get_embedder
 from apps.core.redis import get_redis
 from apps.memories.models import Memory
 from apps.memories.retrieval import lexicon, search
 from apps.memories.retrieval.lexicon import lexicon_key, refresh_lock_key, scope_lexicon_refresh
 from apps.memories.retrieval.search import _query_terms, _Scope, _scope_stats, memory_search
 from tests.conftest import wait_until
-from tests.factories import ContactFactory
+from tests.factories import ContactFactory, MemoryFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -26,28 +26,10 @@ WORDS = ["garden", "tomato", "invoice", "refund", "bicycle", "piano", "lesson", 
 
 
 def bulk(tenant, contact, contents, **extra):
+    """Random vectors: these tests count words, and embedding thousands of texts would only slow them."""
     rng = random.Random(3)
-    now = timezone.now()
-    rows = []
-    for content in contents:
-        vector = [rng.uniform(-1, 1) for _ in range(384)]
-        rows.append(
-            Memory(
-                tenant=tenant,
-                contact=contact,
-                memory_type=extra.get("memory_type", "fact"),
-                content=content,
-                content_hash=content_hash(content),
-                embedding=vector,
-                importance=0.6,
-                base_importance=0.6,
-                decay_rate=0.003,
-                accessed_at=now,
-                occurred_at=now,
-                valid_from=now,
-            )
-        )
-    return Memory.objects.bulk_create(rows)
+    vectors = [[rng.uniform(-1, 1) for _ in range(384)] for _ in contents]
+    return MemoryFactory.bulk(contents, vectors=vectors, tenant=tenant, contact=contact, importance=0.6, **extra)
 
 
 def corpus(size: int) -> list[str]:

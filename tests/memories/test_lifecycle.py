@@ -7,7 +7,6 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from apps.conversations.models import Conversation
-from apps.core.embeddings import content_hash, get_embedder
 from apps.core.redis import get_redis
 from apps.entities.models import Entity
 from apps.memories.ingest.services import IngestItem, ingest_messages
@@ -17,7 +16,7 @@ from apps.memories.lifecycle.scheduling import consolidation_schedule
 from apps.memories.lifecycle.sessions import idle_conversations_flush
 from apps.memories.models import ConsolidationRun, Memory, MemoryEntity, MemoryRevision
 from apps.memories.retrieval.search import memory_search
-from tests.factories import ContactFactory
+from tests.factories import ContactFactory, MemoryFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -30,20 +29,14 @@ def contact(tenant):
 
 
 def make(tenant, contact, content, memory_type="fact", *, importance=0.7, rate=0.003, at=T0, **fields):
-    vector = get_embedder().embed_batch([content])[0]
-    return Memory.objects.create(
+    return MemoryFactory(
         tenant=tenant,
         contact=contact,
         memory_type=memory_type,
         content=content,
-        content_hash=content_hash(content),
-        embedding=vector.tolist(),
         importance=importance,
-        base_importance=importance,
         decay_rate=rate,
         accessed_at=at,
-        occurred_at=at,
-        valid_from=at,
         **fields,
     )
 

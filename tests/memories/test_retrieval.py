@@ -13,7 +13,7 @@ from apps.memories.models import Memory
 from apps.memories.retrieval import search
 from apps.memories.retrieval.access import access_flush
 from apps.memories.retrieval.search import memory_search
-from tests.factories import ContactFactory
+from tests.factories import GARDEN_TOPICS, ContactFactory, MemoryFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -22,52 +22,6 @@ def add(tenant, contact, content, memory_type="fact", **extra):
     change = memory_add(tenant=tenant, contact=contact, memory_type=memory_type, content=content, actor="test", **extra)
     assert change.action == "created", change
     return change.memory
-
-
-GARDEN_TOPICS = [
-    "the tomato plants need staking before the storm",
-    "compost heap smells after rain",
-    "bought neem oil for aphids",
-    "the mango sapling finally flowered",
-    "drip irrigation timer set to six am",
-    "neighbour's cat digs the herb bed",
-    "chilli seedlings moved to bigger pots",
-    "rainwater barrel overflowed in June",
-    "pruned the bougainvillea hard",
-    "marigolds keep nematodes away from the beans",
-    "soil test showed low nitrogen",
-    "garden shed roof leaks",
-    "planted curry leaf near the gate",
-    "bees love the basil flowers",
-    "lost the okra to fungus",
-]
-
-
-def bulk_memories(tenant, contact, contents):
-    """Many distinct memories at once (no dedup: these tests are about budgets, not extraction)."""
-    from apps.core.embeddings import content_hash, get_embedder
-
-    vectors = get_embedder().embed_batch(contents)
-    now = timezone.now()
-    Memory.objects.bulk_create(
-        [
-            Memory(
-                tenant=tenant,
-                contact=contact,
-                memory_type="fact",
-                content=content,
-                content_hash=content_hash(content),
-                embedding=vector.tolist(),
-                importance=0.7,
-                base_importance=0.7,
-                decay_rate=0.003,
-                accessed_at=now,
-                occurred_at=now,
-                valid_from=now,
-            )
-            for content, vector in zip(contents, vectors, strict=True)
-        ]
-    )
 
 
 @pytest.fixture
@@ -139,7 +93,7 @@ def test_score_is_the_weighted_sum_of_its_signals(tenant, contact):
 
 
 def test_bm25_is_computed_in_sql_with_the_formula_s_exact_numbers(tenant, contact):
-    bulk_memories(tenant, contact, ["kiln kiln fire", "fire pit", "garden"])
+    MemoryFactory.bulk(tenant=tenant, contact=contact, contents=["kiln kiln fire", "fire pit", "garden"])
     results = memory_search(tenant=tenant, contact=contact, query="kiln", top_k=3).results
     by_content = {item.memory.content: item for item in results}
     # 3 memories of 2, 2 and 1 lexemes (average 5/3); 'kiln' is in one of them, twice
@@ -154,7 +108,7 @@ def test_bm25_is_computed_in_sql_with_the_formula_s_exact_numbers(tenant, contac
 def test_context_cosine_is_the_query_against_the_context_embedding_else_the_own_cosine(tenant, contact):
     from apps.core.embeddings import get_embedder
 
-    bulk_memories(tenant, contact, ["They're a real support.", "We repainted the fence."])
+    MemoryFactory.bulk(tenant=tenant, contact=contact, contents=["They're a real support.", "We repainted the fence."])
     embedder = get_embedder()
     context = embedder.embed_batch(["Melanie: my family helped me through\nThey're a real support."])[0]
     Memory.objects.filter(tenant=tenant, content="They're a real support.").update(context_embedding=context.tolist())
@@ -344,7 +298,9 @@ def test_an_entity_linked_to_the_cap_is_ubiquitous_unless_the_search_is_restrict
     from apps.memories.models import MemoryEntity
 
     monkeypatch.setattr(search, "UBIQUITY_LINK_CAP", 5)
-    bulk_memories(tenant, contact, [f"{topic} ({index})" for index in range(3) for topic in GARDEN_TOPICS])
+    MemoryFactory.bulk(
+        tenant=tenant, contact=contact, contents=[f"{topic} ({index})" for index in range(3) for topic in GARDEN_TOPICS]
+    )
     Memory.objects.filter(tenant=tenant, contact=contact).update(memory_type="episode")  # 45 episodes
     bruno = Entity.objects.create(tenant=tenant, contact=contact, entity_type="pet", slug="bruno", display_name="Bruno")
     facts = [add(tenant, contact, f"Bruno's {thing}") for thing in ("vet is Dr Rao", "food is kibble", "bed is blue")]
