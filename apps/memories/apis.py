@@ -231,7 +231,7 @@ class ConversationCloseApi(TenantAPIView):
     @extend_schema(request=None, responses={200: dict})
     def post(self, request: Request, conversation_id: str) -> Response:
         from apps.conversations.selectors import conversation_get
-        from apps.memories.lifecycle.sessions import conversation_flush
+        from apps.memories.lifecycle.session_flush import conversation_flush
 
         conversation = conversation_get(tenant=self.tenant, external_id=conversation_id)
         stats = conversation_flush(conversation=conversation, close=True)

@@ -8,7 +8,7 @@ from celery import shared_task
 from django.utils import timezone
 
 from apps.core.task_base import DeliveryCappedTask
-from apps.memories.lifecycle import consolidation, periodic, processor, sessions
+from apps.memories.lifecycle import deferred, periodic, processor, session_flush
 from apps.memories.lifecycle.scheduling import consolidation_release, lost_consolidations_requeue
 from apps.memories.retrieval.access import access_flush
 from apps.memories.store.writing import memories_context_embed
@@ -18,7 +18,7 @@ from apps.tenants.models import Tenant
 @shared_task(name="apps.memories.tasks.consolidate_conversation_task", acks_late=True, base=DeliveryCappedTask)
 def consolidate_conversation_task(*, conversation_id: str) -> dict[str, int]:
     consolidation_release(conversation_id=conversation_id)
-    return consolidation.conversation_consolidate(conversation_id=conversation_id)
+    return deferred.conversation_consolidate(conversation_id=conversation_id)
 
 
 @shared_task(name="apps.memories.tasks.context_embed_task", acks_late=True, base=DeliveryCappedTask, ignore_result=True)
@@ -30,7 +30,7 @@ def context_embed_task(*, memory_ids: list[str]) -> int:
 
 @shared_task(name="apps.memories.tasks.extract_pending_events_task", acks_late=True, base=DeliveryCappedTask)
 def extract_pending_events_task() -> int:
-    return consolidation.pending_events_extract()
+    return deferred.pending_events_extract()
 
 
 @shared_task(name="apps.memories.tasks.requeue_lost_consolidations_task", ignore_result=True)
@@ -51,7 +51,7 @@ def process_context_events_task() -> dict[str, int]:
 
 @shared_task(name="apps.memories.tasks.flush_idle_conversations_task", acks_late=True, base=DeliveryCappedTask)
 def flush_idle_conversations_task() -> int:
-    return sessions.idle_conversations_flush()
+    return session_flush.idle_conversations_flush()
 
 
 @shared_task(name="apps.memories.tasks.lexicon_refresh_task", ignore_result=True)

@@ -6,7 +6,7 @@ import pytest
 from apps.contacts.models import Contact
 from apps.conversations.models import Message
 from apps.entities.models import Entity
-from apps.memories.lifecycle.consolidation import pending_events_extract
+from apps.memories.lifecycle.deferred import pending_events_extract
 from apps.memories.models import ContextEvent, Memory, MemoryRevision
 
 pytestmark = pytest.mark.django_db

@@ -136,7 +136,7 @@ def test_a_deleted_memory_is_not_served_nor_its_history(api, tenant):
 @pytest.mark.django_db
 def test_an_outcome_boosts_only_its_own_contact_s_decision(api, tenant):
     from apps.conversations.models import Conversation
-    from apps.memories.lifecycle.consolidation import conversation_consolidate
+    from apps.memories.lifecycle.deferred import conversation_consolidate
 
     decision = "I will post the Diwali sweets recipe on Monday"
     api.post("/api/v1/ingest", _body("dec", decision, conversation="a", contact="alice"), format="json")

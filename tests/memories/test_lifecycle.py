@@ -10,10 +10,10 @@ from apps.conversations.models import Conversation
 from apps.core.redis import get_redis
 from apps.entities.models import Entity
 from apps.memories.ingest.services import IngestItem, ingest_messages
-from apps.memories.lifecycle import periodic_steps
-from apps.memories.lifecycle.consolidation import conversation_consolidate, near_duplicates_merge
+from apps.memories.lifecycle import compression, periodic_steps
+from apps.memories.lifecycle.deferred import conversation_consolidate, near_duplicates_merge
 from apps.memories.lifecycle.scheduling import consolidation_schedule
-from apps.memories.lifecycle.sessions import idle_conversations_flush
+from apps.memories.lifecycle.session_flush import idle_conversations_flush
 from apps.memories.models import ConsolidationRun, Memory, MemoryEntity, MemoryRevision
 from apps.memories.retrieval.search import memory_search
 from tests.factories import ContactFactory, MemoryFactory
@@ -202,7 +202,7 @@ def test_episodes_sharing_an_entity_become_one_pattern(tenant):
     # two "ate my shoes" days are two events: episodes only merge when near-verbatim (cosine ≥ 0.97)
     assert episodes.count() == 7
     now = T0 + timedelta(days=10)
-    assert periodic_steps.episodes_compress(tenant=tenant, contact=contact, now=now, subject="Arjun") == 1
+    assert compression.episodes_compress(tenant=tenant, contact=contact, now=now, subject="Arjun") == 1
     pattern = Memory.objects.get(tenant=tenant, contact=contact, memory_type="pattern")
     assert pattern.importance == 0.8
     assert pattern.content.startswith("Arjun frequently talks about Bruno")
@@ -221,14 +221,14 @@ def test_episodes_sharing_an_entity_become_one_pattern(tenant):
     )
     assert any(item.memory.is_compressed for item in with_compressed.results)
     # idempotent: nothing left to compress
-    assert periodic_steps.episodes_compress(tenant=tenant, contact=contact, now=now) == 0
+    assert compression.episodes_compress(tenant=tenant, contact=contact, now=now) == 0
 
 
 def test_fewer_than_five_episodes_stay_raw(tenant):
     for day, text in enumerate(BRUNO_DAYS[:4], start=1):
         ingest(tenant, "arjun", text, f"m{day}", T0 + timedelta(days=day), conversation=f"c{day}")
     contact = tenant.contacts.get()
-    assert periodic_steps.episodes_compress(tenant=tenant, contact=contact, now=T0 + timedelta(days=30)) == 0
+    assert compression.episodes_compress(tenant=tenant, contact=contact, now=T0 + timedelta(days=30)) == 0
     assert not Memory.objects.filter(tenant=tenant, is_compressed=True).exists()
 
 
@@ -253,7 +253,7 @@ def test_session_compression_summarises_the_oldest_half(tenant):
         ingest(tenant, "arjun", text, f"s{index}", T0 + timedelta(days=index), conversation=f"session-{index}")
     contact = tenant.contacts.get()
     now = T0 + timedelta(days=40)
-    assert periodic_steps.sessions_compress(tenant=tenant, contact=contact, now=now, threshold=10) == 5
+    assert compression.sessions_compress(tenant=tenant, contact=contact, now=now, threshold=10) == 5
     summaries = Memory.objects.filter(tenant=tenant, contact=contact, metadata__compression_source=True)
     assert sorted(summaries.values_list("source_session_id", flat=True)) == [f"session-{i}" for i in range(5)]
     first = summaries.get(source_session_id="session-0")
@@ -263,7 +263,7 @@ def test_session_compression_summarises_the_oldest_half(tenant):
     compressed = Memory.objects.filter(tenant=tenant, memory_type="episode", is_compressed=True)
     assert set(compressed.values_list("source_session_id", flat=True)) == {f"session-{i}" for i in range(5)}
     # 7 sessions left: under the threshold, nothing more happens
-    assert periodic_steps.sessions_compress(tenant=tenant, contact=contact, now=now, threshold=10) == 0
+    assert compression.sessions_compress(tenant=tenant, contact=contact, now=now, threshold=10) == 0
 
 
 def test_near_duplicates_merge_keeps_the_more_specific(tenant, contact):
@@ -398,7 +398,7 @@ def test_session_summaries_decay_like_the_episodes_they_replace(tenant):
     for index, text in enumerate(TOPICS):
         ingest(tenant, "arjun", text, f"s{index}", T0 + timedelta(days=index), conversation=f"session-{index}")
     contact = tenant.contacts.get()
-    periodic_steps.sessions_compress(tenant=tenant, contact=contact, now=T0 + timedelta(days=40), threshold=10)
+    compression.sessions_compress(tenant=tenant, contact=contact, now=T0 + timedelta(days=40), threshold=10)
     summary = Memory.objects.filter(tenant=tenant, metadata__compression_source=True).first()
     stated = (
         Memory.objects.filter(tenant=tenant, memory_type="fact").exclude(metadata__has_key="compression_source").first()

@@ -12,7 +12,7 @@ from django.utils import timezone
 from apps.contacts.models import ContactState
 from apps.memories import scoring
 from apps.memories.ingest.services import memory_add
-from apps.memories.lifecycle.consolidation import near_duplicates_merge
+from apps.memories.lifecycle.deferred import near_duplicates_merge
 from apps.memories.models import Memory
 from apps.memories.store.writing import Candidate, MemoryVectors, memories_write
 from tests.factories import ContactFactory

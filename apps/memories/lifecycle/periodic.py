@@ -1,7 +1,8 @@
 """The 6-hourly periodic consolidation, the complete list: per scope (each contact with memories, then the
-tenant brain) decay, episode→pattern consolidation, session compression and pruning (periodic_steps.py);
-for a contact, its intelligence patterns — difficult periods, chat hours, engagement (intelligence.py); for
-the brain, the trends across contacts (insights.py); then the purge of what is past retention.
+tenant brain) decay and pruning (periodic_steps.py), episode→pattern and session compression
+(compression.py); for a contact, its intelligence patterns — difficult periods, chat hours, engagement
+(intelligence.py); for the brain, the trends across contacts (insights.py); then the purge of what is past
+retention.
 
 Production fans it out on Celery — a task per tenant that queues a task per scope and one purge
 (apps/memories/tasks.py) — so a large tenant is many short tasks, not one that hits the time limit at the
@@ -23,10 +24,10 @@ from django.db import connection
 from django.utils import timezone
 
 from apps.contacts.models import Contact
-from apps.memories.lifecycle.consolidation import run_logged
 from apps.memories.lifecycle.insights import tenant_insights_detect
 from apps.memories.lifecycle.intelligence import contact_patterns_detect
 from apps.memories.lifecycle.periodic_steps import memories_purge, periodic_scope_consolidate
+from apps.memories.lifecycle.runs import run_logged
 from apps.memories.models import ConsolidationRun, Memory
 from apps.tenants.models import Tenant
 

@@ -235,7 +235,7 @@ def llm_pending_retry(*, scopes: int = 20, now: datetime | None = None) -> int:
 
 def events_process(*, limit: int = 2000, now: datetime | None = None) -> dict[str, int]:
     """One processor pass over unprocessed, already-extracted events, grouped per (tenant, contact)."""
-    from apps.memories.lifecycle.consolidation import run_logged
+    from apps.memories.lifecycle.runs import run_logged
 
     rows = list(
         ContextEvent.objects.filter(processed=False, extracted_at__isnull=False)

@@ -24,7 +24,7 @@ from apps.contacts.models import Contact
 from apps.context.services import context_payload
 from apps.conversations.models import Conversation
 from apps.memories.ingest.services import IngestItem, ingest_messages
-from apps.memories.lifecycle.consolidation import conversation_consolidate
+from apps.memories.lifecycle.deferred import conversation_consolidate
 from apps.memories.lifecycle.periodic import tenant_consolidate
 from apps.memories.models import Memory
 from apps.memories.retrieval.access import access_flush

@@ -8,7 +8,7 @@ from tqdm import tqdm
 
 from apps.contacts.models import Contact
 from apps.conversations.models import Conversation
-from apps.memories.lifecycle import consolidation, processor, sessions
+from apps.memories.lifecycle import deferred, processor, session_flush
 from apps.memories.lifecycle.periodic import tenant_consolidate
 from apps.tenants.models import Tenant
 
@@ -52,10 +52,10 @@ class Command(BaseCommand):
             conversations = list(Conversation.objects.filter(tenant=tenant).values_list("pk", flat=True))
             stats = {}
             for conversation_id in tqdm(conversations, unit="conversation", file=self.stdout):
-                for key, value in consolidation.conversation_consolidate(conversation_id=str(conversation_id)).items():
+                for key, value in deferred.conversation_consolidate(conversation_id=str(conversation_id)).items():
                     stats[key] = stats.get(key, 0) + value
         elif job == "processor":
             stats = processor.events_process(now=now)
         else:
-            stats = {"flushed": sessions.idle_conversations_flush(now=now)}
+            stats = {"flushed": session_flush.idle_conversations_flush(now=now)}
         self.stdout.write(self.style.SUCCESS(f"{job}: {stats}"))

@@ -1,4 +1,4 @@
-"""Deferred consolidation (per conversation, ~5 minutes after a burst of turns) and the periodic driver.
+"""Deferred consolidation (per conversation, ~5 minutes after a burst of turns; queued by scheduling.py).
 
 Deferred, per conversation: retry unfinished extraction, merge near-duplicates (cosine > 0.92, same type
 and scope; the more specific content wins; importance = max + 0.05), link entities named anywhere in the
@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from django.db import connection, transaction
@@ -23,6 +21,7 @@ from apps.entities.services import entity_upsert_many
 from apps.memories import scoring
 from apps.memories.extraction import extract
 from apps.memories.ingest.services import event_extract, events_state_update, is_user_turn
+from apps.memories.lifecycle.runs import run_logged
 from apps.memories.models import ConsolidationRun, ContextEvent, Memory, MemoryEntity, MemoryRevision
 from apps.memories.store.revisions import SYSTEM, memory_snapshot, revision_record
 from apps.tenants.models import Tenant
@@ -31,23 +30,6 @@ logger = logging.getLogger(__name__)
 
 EXTRACTION_RETRY_AFTER = timedelta(seconds=30)
 MAX_EXTRACTION_ATTEMPTS = 5
-
-
-@contextmanager
-def run_logged(
-    *, kind: str, tenant: Tenant | None = None, contact: Contact | None = None, now: datetime | None = None
-) -> Iterator[dict[str, Any]]:
-    """A ConsolidationRun row around a job: stats filled in by the job, errors recorded, then re-raised."""
-    run = ConsolidationRun.objects.create(kind=kind, tenant=tenant, contact=contact, started_at=now or timezone.now())
-    stats: dict[str, Any] = {}
-    try:
-        yield stats
-    except Exception as exc:
-        ConsolidationRun.objects.filter(pk=run.pk).update(
-            status="failed", error=repr(exc)[:4000], stats=stats, finished_at=timezone.now()
-        )
-        raise
-    ConsolidationRun.objects.filter(pk=run.pk).update(status="done", stats=stats, finished_at=timezone.now())
 
 
 def _extract_events(events: list[ContextEvent]) -> int:

@@ -12,7 +12,8 @@ from django.utils import timezone
 
 from apps.conversations.models import Conversation
 from apps.conversations.window import window_clear
-from apps.memories.lifecycle.consolidation import MAX_EXTRACTION_ATTEMPTS, _extract_events, run_logged
+from apps.memories.lifecycle.deferred import MAX_EXTRACTION_ATTEMPTS, _extract_events
+from apps.memories.lifecycle.runs import run_logged
 from apps.memories.lifecycle.scheduling import consolidation_schedule
 from apps.memories.models import ConsolidationRun, ContextEvent
 
