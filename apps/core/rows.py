@@ -55,8 +55,16 @@ def bound_cursor() -> Iterator[CursorWrapper]:
     for PostgreSQL to parse and psycopg to quote. Measured on the 1,986 LoCoMo searches, alternating in
     blocks of 20: p50 32.05 → 30.54 ms, p95 44.35 → 42.35 ms (docs/benchmarks.md). Not the connection-wide setting
     (OPTIONS["server_side_binding"]): a statement holds at most 65,535 bound parameters, which bulk inserts
-    exceed. psycopg prepares nothing here (Django's prepare_threshold is None): every statement is planned
-    for its own values, as before."""
+    exceed.
+
+    Its statements are also prepared (psycopg's prepare_threshold 0 while the cursor is open; Django's is None
+    everywhere else): PostgreSQL parses and rewrites a statement once per connection and, once its plans
+    prove alike, reuses one. Row-level security made planning the dearer part of the candidate statement
+    (1.2 → 1.8–2.4 ms: every table reference gains the policy's subqueries); prepared, GET /context p50 fell
+    50.2 → 45.9 ms and p95 70.4 → 61.7 ms, search p95 60.1 → 50.6 ms (interleaved A/B, docs/benchmarks.md).
+    The policy reads `app.tenant_id` when the statement runs, never when it is planned, so a plan made under
+    one tenant serves another (tests/core/test_row_level_security.py). Connections live up to CONN_MAX_AGE,
+    and a pooler in front must keep sessions (as row-level security's setting already requires)."""
     from django.db.backends.postgresql.base import ServerBindingCursor  # type: ignore[attr-defined]  # psycopg 3 only
 
     connection.ensure_connection()
@@ -65,7 +73,11 @@ def bound_cursor() -> Iterator[CursorWrapper]:
     # what connection.cursor() does with the cursor it creates: the execute wrappers (query capture in
     # tests, instrumentation) and the debug wrapper apply as to any other cursor
     cursor = connection._prepare_cursor(raw)  # type: ignore[attr-defined]
+    database = connection.connection
+    threshold = database.prepare_threshold
+    database.prepare_threshold = 0
     try:
         yield cursor
     finally:
+        database.prepare_threshold = threshold
         cursor.close()

@@ -13,6 +13,7 @@ from django.urls import path
 from rest_framework.decorators import api_view
 
 from apps.core.checks import row_level_security_problems
+from apps.core.rows import bound_cursor
 from apps.core.tenancy import ALL, NONE, tenant_bind, tenant_bound, tenant_scope
 from apps.entities.models import Entity
 from apps.inspector.permissions import inspector_view
@@ -67,6 +68,22 @@ def test_the_application_role_is_held_to_row_level_security():
         cursor.execute("SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = current_user")
         assert cursor.fetchone() == (False, False)
     assert row_level_security_problems(connection) == []
+
+
+def test_a_statement_prepared_under_one_tenant_sees_only_the_next_tenant_it_runs_for(two_tenants):
+    """The search path's statements are prepared and their plans reused on the connection (apps/core/rows.py):
+    the policy must read the bound tenant when the statement runs, not when it was planned."""
+    mine, theirs = two_tenants
+    sql = "SELECT DISTINCT tenant_id FROM memories_memory WHERE importance >= %s"  # no tenant filter, on purpose
+    seen = []
+    for tenant in (mine, theirs, mine, theirs, mine, theirs, mine, theirs):  # past PostgreSQL's 5 custom plans
+        with tenant_scope(tenant.pk), bound_cursor() as cursor:
+            cursor.execute(sql, [0.0])
+            seen.append({row[0] for row in cursor.fetchall()})
+    assert seen == [{mine.pk}, {theirs.pk}] * 4
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE '%%FROM memories_memory%%'")
+        assert cursor.fetchone()[0] >= 1  # it was prepared, so the reuse above is what the test proves
 
 
 def test_a_superuser_connection_is_reported_by_the_system_check():
