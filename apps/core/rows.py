@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from functools import lru_cache
 from typing import Any
 
 from django.db import connection
@@ -47,6 +48,21 @@ def fetch_row(sql: str, params: Sequence[Any] | dict[str, Any]) -> Sequence[Any]
         return cursor.fetchone()
 
 
+@lru_cache(maxsize=1)
+def _prepared_cursor_class() -> type:
+    from django.db.backends.postgresql.base import ServerBindingCursor  # type: ignore[attr-defined]  # psycopg 3 only
+
+    class PreparedCursor(ServerBindingCursor):  # type: ignore[misc,valid-type]
+        """Keeps the statement it ran: psycopg records it for a plain execution but not a prepared one, and
+        Django's query log (DEBUG, CaptureQueriesContext) reads it from there (`last_executed_query`)."""
+
+        def _send_query_prepared(self, name: bytes, pgq: Any, *, binary: bool | None = None) -> None:
+            self._query = pgq
+            super()._send_query_prepared(name, pgq, binary=binary)
+
+    return PreparedCursor
+
+
 @contextmanager
 def bound_cursor() -> Iterator[CursorWrapper]:
     """A cursor whose statements travel with their parameters apart (PostgreSQL binds them), for the large
@@ -65,11 +81,9 @@ def bound_cursor() -> Iterator[CursorWrapper]:
     The policy reads `app.tenant_id` when the statement runs, never when it is planned, so a plan made under
     one tenant serves another (tests/core/test_row_level_security.py). Connections live up to CONN_MAX_AGE,
     and a pooler in front must keep sessions (as row-level security's setting already requires)."""
-    from django.db.backends.postgresql.base import ServerBindingCursor  # type: ignore[attr-defined]  # psycopg 3 only
-
     connection.ensure_connection()
     with connection.wrap_database_errors:
-        raw = ServerBindingCursor(connection.connection)
+        raw = _prepared_cursor_class()(connection.connection)
     # what connection.cursor() does with the cursor it creates: the execute wrappers (query capture in
     # tests, instrumentation) and the debug wrapper apply as to any other cursor
     cursor = connection._prepare_cursor(raw)  # type: ignore[attr-defined]

@@ -22,3 +22,18 @@ def test_bound_cursor_sends_parameters_apart_from_the_sql_and_execute_wrappers_s
         assert not isinstance(cursor.cursor, psycopg.ClientCursor)
     assert len(captured.captured_queries) == 1
     assert "<=>" in captured.captured_queries[0]["sql"]
+
+
+def test_bound_cursor_prepares_its_statements_and_the_query_log_still_reads_them() -> None:
+    sql = "SELECT %(n)s::int * 2 AS doubled_for_the_prepared_statement_test"
+    with CaptureQueriesContext(connection) as captured:
+        for n in (1, 2, 3):
+            with bound_cursor() as cursor:
+                cursor.execute(sql, {"n": n})
+                assert cursor.fetchone() == (n * 2,)
+    logged = [query["sql"] or "" for query in captured.captured_queries]
+    assert len(logged) == 3 and all("doubled_for_the_prepared_statement_test" in text for text in logged), logged
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE '%doubled_for_the_prepared%'")
+        assert cursor.fetchone()[0] == 1  # prepared once, run three times
+    assert connection.connection.prepare_threshold is None  # Django's default again outside the cursor
