@@ -144,6 +144,18 @@ def _preference(
     return _Found(MEMORY_TYPE_PREFERENCE, predicate, present, slot=slot, polarity=polarity, is_possessive=is_possessive)
 
 
+def _negated_fact(match: re.Match[str], clause: _Clause, *, no_longer: str, negated: str) -> list[_Found]:
+    """ "I'm not a nurse" / "I don't have a car": `negated` + the object; with "no longer" or "anymore",
+    `no_longer` + the object, a correction."""
+    obj = _object(match, clause)
+    if not obj:
+        return []
+    is_no_longer = _is_no_longer(match) or bool(_ANYMORE.search(clause.folded))
+    found = _fact(_predicate(no_longer if is_no_longer else negated, obj))
+    found.is_correction = is_no_longer
+    return [found]
+
+
 def _no_longer(verb: str, *, slot: str, entity_type: str) -> _Handler:
     """ "I no longer work at X", "I don't live in X anymore" (a correction in ``slot``); without "no longer"
     or "anymore" only "doesn't <verb> X"."""

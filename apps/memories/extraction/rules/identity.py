@@ -15,12 +15,12 @@ from apps.memories.extraction.rules._base import (
     _fact,
     _Found,
     _group,
-    _is_no_longer,
+    _negated_fact,
     _object,
     _predicate,
     _rule,
 )
-from apps.memories.extraction.rules._clauses import _ANYMORE, _Clause
+from apps.memories.extraction.rules._clauses import _Clause
 from apps.memories.extraction.rules._names import _leading_phrase, _person_name
 from apps.memories.extraction.rules._text import (
     _CHUNK_WORD,
@@ -196,13 +196,7 @@ def _identity_negated(match: re.Match[str], clause: _Clause, context: _Context) 
     raw = _group(match, clause, "x")
     if _head_noun(raw) in _IDENTITY_TRANSIENT_HEADS:
         return []
-    obj = _object(match, clause)
-    if not obj:
-        return []
-    is_no_longer = _is_no_longer(match) or bool(_ANYMORE.search(clause.folded))
-    found = _fact(_predicate("is no longer" if is_no_longer else "is not", obj))
-    found.is_correction = is_no_longer
-    return [found]
+    return _negated_fact(match, clause, no_longer="is no longer", negated="is not")
 
 
 IDENTITY_NEGATED = _rule(

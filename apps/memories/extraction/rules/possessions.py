@@ -14,12 +14,12 @@ from apps.memories.extraction.rules._base import (
     _fact,
     _Found,
     _group,
-    _is_no_longer,
+    _negated_fact,
     _object,
     _predicate,
     _rule,
 )
-from apps.memories.extraction.rules._clauses import _ANYMORE, _Clause
+from apps.memories.extraction.rules._clauses import _Clause
 from apps.memories.extraction.rules._names import _person_name
 from apps.memories.extraction.rules._text import _fold, _head_noun, _words
 from apps.memories.extraction.rules._types import ExtractedEntity
@@ -63,13 +63,7 @@ def _have_not(match: re.Match[str], clause: _Clause, context: _Context) -> list[
     raw = _group(match, clause, "x")
     if _head_noun(raw) in _TRANSIENT_HEADS or _head_noun(raw) in ("idea", "time", "clue", "money"):
         return []
-    obj = _object(match, clause)
-    if not obj:
-        return []
-    is_no_longer = _is_no_longer(match) or bool(_ANYMORE.search(clause.folded))
-    found = _fact(_predicate("no longer has" if is_no_longer else "doesn't have", obj))
-    found.is_correction = is_no_longer
-    return [found]
+    return _negated_fact(match, clause, no_longer="no longer has", negated="doesn't have")
 
 
 HAVE_NOT = _rule(
