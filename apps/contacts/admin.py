@@ -154,7 +154,9 @@ class CrisisReviewAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    @admin.action(description="Mark reviewed (clears the contact's crisis flag when nothing else is open)")
+    @admin.action(
+        description="Mark reviewed (clears the contact's crisis flag when nothing else is open)", permissions=["change"]
+    )
     def mark_reviewed(self, request: HttpRequest, queryset: QuerySet[CrisisReview]) -> None:
         for review in queryset.filter(status=CrisisReview.STATUS_OPEN):
             crisis_review_resolve(review=review, reviewer=str(request.user))

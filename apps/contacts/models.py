@@ -21,6 +21,7 @@ class Contact(UUIDModel):
         constraints = [
             models.UniqueConstraint(fields=["tenant", "external_id"], name="contact_unique_external_id_per_tenant")
         ]
+        permissions = [("export_contact", "Can export everything held about a contact in the admin")]
         indexes = [models.Index(fields=["tenant", "last_seen_at"])]
 
     def __str__(self) -> str:

@@ -1,6 +1,35 @@
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
 from django.contrib import admin
+from django_celery_beat.admin import PeriodicTaskAdmin
+from django_celery_beat.models import PeriodicTask
 
 from apps.core.models import LlmCall
+
+
+def _needs_change_permission(action: Callable[..., Any]) -> Callable[..., Any]:
+    @wraps(action)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        return action(*args, **kwargs)
+
+    guarded.allowed_permissions = ("change",)  # type: ignore[attr-defined]
+    return guarded
+
+
+class GuardedPeriodicTaskAdmin(PeriodicTaskAdmin):  # type: ignore[misc]
+    """django-celery-beat's actions (enable, disable, toggle, run now) declare no permission, so a staff user
+    who may only view periodic tasks could run them: here each needs the change permission."""
+
+    enable_tasks = _needs_change_permission(PeriodicTaskAdmin.enable_tasks)
+    disable_tasks = _needs_change_permission(PeriodicTaskAdmin.disable_tasks)
+    toggle_tasks = _needs_change_permission(PeriodicTaskAdmin.toggle_tasks)
+    run_tasks = _needs_change_permission(PeriodicTaskAdmin.run_tasks)
+
+
+admin.site.unregister(PeriodicTask)
+admin.site.register(PeriodicTask, GuardedPeriodicTaskAdmin)
 
 
 @admin.register(LlmCall)

@@ -232,12 +232,12 @@ class MemoryAdmin(admin.ModelAdmin):
         for memory in queryset:
             memory_delete(memory=memory, actor=operator(request), note="deleted in admin")
 
-    @admin.action(description="Re-embed selected memories with the configured model")
+    @admin.action(description="Re-embed selected memories with the configured model", permissions=["change"])
     def reembed_selected(self, request: HttpRequest, queryset: QuerySet[Memory]) -> None:
         done = memories_reembed(memories=list(queryset), actor=operator(request))
         self.message_user(request, f"Re-embedded {done} memor{'y' if done == 1 else 'ies'}.")
 
-    @admin.action(description="Recompute importance (novelty × salience, then decay)")
+    @admin.action(description="Recompute importance (novelty × salience, then decay)", permissions=["change"])
     def recompute_importance(self, request: HttpRequest, queryset: QuerySet[Memory]) -> None:
         lines = []
         for memory in queryset.filter(deleted_at__isnull=True):
@@ -250,7 +250,7 @@ class MemoryAdmin(admin.ModelAdmin):
         if lines:
             self.message_user(request, f"Recomputed {len(lines)}: " + ", ".join(lines[:10]))
 
-    @admin.action(description="Merge selected memories into one")
+    @admin.action(description="Merge selected memories into one", permissions=["change"])
     def merge_selected(self, request: HttpRequest, queryset: QuerySet[Memory]) -> None:
         try:
             survivor = memories_merge_selected(memories=list(queryset), actor=operator(request))
@@ -259,7 +259,9 @@ class MemoryAdmin(admin.ModelAdmin):
             return
         self.message_user(request, f"Merged {queryset.count()} memories into “{survivor.content[:80]}”.")
 
-    @admin.action(description="Supersede: the older of two selected memories is replaced by the newer")
+    @admin.action(
+        description="Supersede: the older of two selected memories is replaced by the newer", permissions=["change"]
+    )
     def supersede_older_by_newer(self, request: HttpRequest, queryset: QuerySet[Memory]) -> None:
         selected = list(queryset.order_by("created_at"))
         if len(selected) != 2:
@@ -275,7 +277,7 @@ class MemoryAdmin(admin.ModelAdmin):
             return
         self.message_user(request, f"“{old.content[:60]}” is now superseded by “{new.content[:60]}”.")
 
-    @admin.action(description="Pin selected memories (they never decay)")
+    @admin.action(description="Pin selected memories (they never decay)", permissions=["change"])
     def pin_selected(self, request: HttpRequest, queryset: QuerySet[Memory]) -> None:
         pinned = 0
         for memory in queryset.filter(deleted_at__isnull=True, is_pinned=False):
@@ -283,7 +285,7 @@ class MemoryAdmin(admin.ModelAdmin):
             pinned += 1
         self.message_user(request, f"Pinned {pinned} memor{'y' if pinned == 1 else 'ies'}.")
 
-    @admin.action(description="Soft-delete selected memories (out of context, kept in history)")
+    @admin.action(description="Soft-delete selected memories (out of context, kept in history)", permissions=["delete"])
     def soft_delete_selected(self, request: HttpRequest, queryset: QuerySet[Memory]) -> None:
         count = 0
         for memory in queryset.filter(deleted_at__isnull=True):
@@ -368,7 +370,13 @@ class ConsolidationRunAdmin(ReadOnlyAdmin):
 class ContactMemoryAdmin(ContactAdmin):
     actions = ["export_json", "run_consolidation"]
 
-    @admin.action(description="Export selected contacts as JSON (state, memories with history, entities, messages)")
+    def has_export_contact_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm("contacts.export_contact")
+
+    @admin.action(
+        description="Export selected contacts as JSON (state, memories with history, entities, messages)",
+        permissions=["export_contact"],
+    )
     def export_json(self, request: HttpRequest, queryset: QuerySet[Contact]) -> HttpResponse:
         contacts = list(queryset.select_related("tenant"))
         exports = [contact_export(tenant=contact.tenant, contact=contact) for contact in contacts]
@@ -380,7 +388,9 @@ class ContactMemoryAdmin(ContactAdmin):
         response["Content-Disposition"] = f'attachment; filename="{name}.json"'
         return response
 
-    @admin.action(description="Run consolidation now for selected contacts (decay, compression, pruning)")
+    @admin.action(
+        description="Run consolidation now for selected contacts (decay, compression, pruning)", permissions=["change"]
+    )
     def run_consolidation(self, request: HttpRequest, queryset: QuerySet[Contact]) -> None:
         # queued for the worker, never run in the admin's request: no time limit hit, no second run at once
         # (a scope another run holds is skipped), the result in Consolidation runs
@@ -393,14 +403,16 @@ class ContactMemoryAdmin(ContactAdmin):
 class TenantMemoryAdmin(TenantAdmin):
     actions = [*TenantAdmin.actions, "run_consolidation", "reembed_tenant"]
 
-    @admin.action(description="Run consolidation now (every contact, then the tenant brain)")
+    @admin.action(description="Run consolidation now (every contact, then the tenant brain)", permissions=["change"])
     def run_consolidation(self, request: HttpRequest, queryset: QuerySet[Tenant]) -> None:
         tenants = list(queryset)
         for tenant in tenants:
             tenant_consolidation_queue(tenant_id=tenant.pk)
         self.message_user(request, f"Consolidation queued for {len(tenants)} tenant(s): see Consolidation runs.")
 
-    @admin.action(description="Re-embed all memories and knowledge chunks with the configured model")
+    @admin.action(
+        description="Re-embed all memories and knowledge chunks with the configured model", permissions=["change"]
+    )
     def reembed_tenant(self, request: HttpRequest, queryset: QuerySet[Tenant]) -> None:
         for tenant in queryset:
             done = reembed(tenant=tenant, everything=True, actor=operator(request))

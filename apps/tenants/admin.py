@@ -31,7 +31,10 @@ class TenantAdmin(admin.ModelAdmin):
         for tenant in queryset:
             tenant_delete(tenant=tenant)
 
-    @admin.action(description="Issue a read+write API key (shown once)")
+    def has_issue_api_key_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm("tenants.issue_api_key")
+
+    @admin.action(description="Issue a read+write API key (shown once)", permissions=["issue_api_key"])
     def issue_api_key(self, request: HttpRequest, queryset: QuerySet[Tenant]) -> None:
         for tenant in queryset:
             issued = api_key_create(tenant=tenant, name=f"admin:{request.user}")
@@ -51,7 +54,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # keys are issued by the tenant action or `manage.py api_key_create`, shown once
 
-    @admin.action(description="Revoke selected keys")
+    @admin.action(description="Revoke selected keys", permissions=["change"])
     def revoke(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
         for api_key in queryset:
             api_key_revoke(api_key=api_key)

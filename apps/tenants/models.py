@@ -21,6 +21,7 @@ class Tenant(UUIDModel):
         permissions = [
             ("inspect_all_tenants", "Can inspect every tenant's memory in the inspector"),
             ("edit_all_tenants", "Can change every tenant's memory in the inspector"),
+            ("issue_api_key", "Can issue a tenant's API keys in the admin"),
         ]
 
     def __str__(self) -> str:
