@@ -48,6 +48,24 @@ DEV = EmbeddedProfile(name="dev", redis_port=int(os.environ.get("ENGRAM_REDIS_PO
 TEST = EmbeddedProfile(name="test", redis_port=int(os.environ.get("ENGRAM_TEST_REDIS_PORT", "6391")))
 
 
+def secret_key(var_dir: Path | None = None) -> str:
+    """The development SECRET_KEY: random, generated on first use and kept in `var/secret_key` (mode 0600), so
+    sessions and the erasure records' digests survive a restart and no two checkouts share a key (the fixed
+    key `make run` used before was public: erased contacts' digests could be recomputed from it)."""
+    path = (var_dir or VAR_DIR) / "secret_key"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return path.read_text().strip()
+    import secrets
+
+    key = secrets.token_urlsafe(50)
+    with os.fdopen(descriptor, "w") as handle:
+        handle.write(key + "\n")
+    return key
+
+
 def postgres_url(profile: EmbeddedProfile) -> str:
     """Start (or attach to) the embedded PostgreSQL 18 + pgvector server and return its URL."""
     import logging

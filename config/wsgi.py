@@ -8,6 +8,22 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
 application = get_wsgi_application()
 
 
+def refuse_debug() -> None:
+    """The WSGI server (gunicorn: `make run`, production) never serves Django's debug pages: they show the
+    settings (database and Redis URLs), paths, headers and every URL pattern to whoever triggers an error."""
+    from django.conf import settings
+    from django.core.exceptions import ImproperlyConfigured
+
+    if settings.DEBUG:
+        raise ImproperlyConfigured(
+            "DEBUG is on: the WSGI server does not serve debug pages. Unset DJANGO_DEBUG, or use "
+            "`manage.py runserver` on 127.0.0.1 to debug."
+        )
+
+
+refuse_debug()
+
+
 def freeze_startup_objects() -> int:
     """Import every view now (Django imports the URLconf lazily, on the first request), then move what
     start-up allocated (~185k objects: modules, classes, functions) out of the collector's reach. Each

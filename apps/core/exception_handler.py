@@ -15,6 +15,7 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
+from apps.core.boundary import UploadTooLarge
 from apps.core.exceptions import ApplicationError
 
 logger = logging.getLogger(__name__)
@@ -41,6 +42,11 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         if exc.status_code >= 500:  # a dependency is down: the operator needs the reason, the client does not
             logger.error("API request failed: %s (%s)", exc, exc.code)
         return Response(error_body(exc.code, exc.message, exc.details), status=exc.status_code)
+    if isinstance(exc, UploadTooLarge):
+        return Response(
+            error_body("too_large", f"The uploaded file is larger than {exc.limit} bytes."),
+            status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+        )
     if isinstance(exc, RequestDataTooBig):
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         return Response(
@@ -79,20 +85,6 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         code = exc.get_codes() if isinstance(exc.get_codes(), str) else exc.default_code
         response.data = error_body(str(code), message)
     return response
-
-
-class NulInPathMiddleware:
-    """A URL whose path holds NUL (`%00`) names nothing: 404 before any view, since PostgreSQL refuses NUL
-    in text and a lookup of such an id raised a 500."""
-
-    def __init__(self, get_response: Any) -> None:
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        if "\x00" in request.path:
-            return json_not_found(request)
-        response: HttpResponse = self.get_response(request)
-        return response
 
 
 def json_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:

@@ -7,6 +7,8 @@ from django.conf import settings
 
 from apps.contacts.intelligence.mood import MOODS
 from apps.contacts.intelligence.stages import STAGES
+from apps.core.boundary import uploaded_text
+from apps.core.exceptions import ApplicationError
 from apps.inspector.selectors import CHURN_BUCKETS, SEEN_NEVER, SEEN_OLDER, SEEN_WINDOWS
 from apps.knowledge.services import ALLOWED_CONTENT_TYPES
 from apps.memories.models import Memory
@@ -83,7 +85,7 @@ class MemoryCorrectForm(forms.Form):
 
 class DocumentUploadForm(forms.Form):
     title = forms.CharField(max_length=300)
-    file = forms.FileField(required=False, help_text="a .txt or .md file (UTF-8, at most 2 MB)")
+    file = forms.FileField(required=False, help_text="a .txt or .md file (at most 2 MB)")
     content = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 5}), label="…or paste text")
     content_type = forms.ChoiceField(choices=[(kind, kind) for kind in ALLOWED_CONTENT_TYPES], initial="text/markdown")
 
@@ -95,9 +97,9 @@ class DocumentUploadForm(forms.Form):
             if upload.size > limit:
                 raise forms.ValidationError(f"The file is {upload.size} bytes; the limit is {limit} bytes (2 MB).")
             try:
-                data["content"] = upload.read().decode("utf-8")
-            except UnicodeDecodeError:
-                raise forms.ValidationError("The file is not UTF-8 text.") from None
+                data["content"] = uploaded_text(upload.read(), field="file", declared_charset=upload.charset)
+            except ApplicationError as error:
+                raise forms.ValidationError(error.message) from None
         if not (data.get("content") or "").strip():
             raise forms.ValidationError("Upload a file or paste some text.")
         return data

@@ -4,14 +4,14 @@ from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
-from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.core.boundary import uploaded_text
 from apps.core.exceptions import ApplicationError, NotFound
 from apps.core.fields import StrictCharField
 from apps.core.pagination import LimitOffset
-from apps.core.parsers import StorableJSONParser
+from apps.core.parsers import StorableFormParser, StorableJSONParser, StorableMultiPartParser
 from apps.knowledge.models import KnowledgeDocument
 from apps.knowledge.search import knowledge_search
 from apps.knowledge.services import ALLOWED_CONTENT_TYPES, document_create, document_delete
@@ -33,7 +33,7 @@ def _document_get(tenant: Tenant, document_id: str) -> KnowledgeDocument:
 
 
 class DocumentListCreateApi(TenantAPIView):
-    parser_classes = [StorableJSONParser, MultiPartParser, FormParser]
+    parser_classes = [StorableJSONParser, StorableMultiPartParser, StorableFormParser]
 
     class InputSerializer(serializers.Serializer):
         title = StrictCharField(max_length=300)
@@ -61,7 +61,8 @@ class DocumentListCreateApi(TenantAPIView):
     class UploadInputSerializer(serializers.Serializer):
         title = StrictCharField(min_length=1, max_length=300)
         file = extend_schema_field(OpenApiTypes.BINARY)(serializers.FileField)(
-            help_text="UTF-8 text or markdown, at most 2 MB."
+            help_text="Text or markdown, at most 2 MB: UTF-8, or the charset its part declares, or one a byte-order "
+            "mark or detection finds (415 otherwise); NUL is refused (400)."
         )
         content_type = serializers.ChoiceField(choices=ALLOWED_CONTENT_TYPES, required=False, default="text/markdown")
 
@@ -83,11 +84,7 @@ class DocumentListCreateApi(TenantAPIView):
                     code="too_large",
                     status_code=413,
                 )
-            raw = upload.read()
-            try:
-                content = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                raise ApplicationError("The file must be UTF-8 text or markdown.") from None
+            content = uploaded_text(upload.read(), field="file", declared_charset=upload.charset)
         document = document_create(
             tenant=self.tenant,
             title=data["title"],

@@ -40,7 +40,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "apps.core.exception_handler.NulInPathMiddleware",
+    "apps.core.boundary.BoundaryMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -119,6 +119,13 @@ LOGIN_REDIRECT_URL = "/inspector/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = 3 * 1024 * 1024  # knowledge documents are capped at 2 MB of text
+# an upload's bytes are counted as they stream in and refused at the document limit (apps/core/boundary.py); a
+# body whose Content-Length is over the cap is refused before any of it is read (BoundaryMiddleware)
+FILE_UPLOAD_HANDLERS = [
+    "apps.core.boundary.LimitedUploadHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["apps.tenants.authentication.ApiKeyAuthentication"],

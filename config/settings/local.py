@@ -1,11 +1,13 @@
 """Development: embedded PostgreSQL + pgvector and Redis unless DATABASE_URL / REDIS_URL are set."""
 
-from config.embedded import DEV, service_urls
+from config.embedded import DEV, secret_key, service_urls
 from config.settings.base import *  # noqa: F403
 from config.settings.base import database_config, env
 
-DEBUG = env.bool("DJANGO_DEBUG", default=True)
-SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="engram-local-development-only-not-secret")
+# Safe by default (issue 32): DEBUG only when asked for (DJANGO_DEBUG=1, and then only `manage.py runserver`:
+# the gunicorn stack refuses to start with it, config/wsgi.py), and a random key kept under var/.
+DEBUG = env.bool("DJANGO_DEBUG", default=False)
+SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="") or secret_key()
 
 DATABASE_URL, REDIS_URL = service_urls(DEV)
 DATABASES = {"default": database_config(DATABASE_URL)}

@@ -89,6 +89,10 @@ def test_json_that_postgres_cannot_store_is_a_400(api, escaped):
     in_a_value = '{"metadata": {"note": "' + escaped + '"}}'
     response = api.patch("/api/v1/contacts/asha", in_a_value, content_type="application/json")
     assert response.status_code == 400
-    assert response.json()["error"]["code"] == "parse_error"
+    error = response.json()["error"]
+    assert error["code"] == "invalid_text" and error["message"].startswith("metadata.note must not contain NUL")
+    assert error["details"] == {
+        "metadata.note": ["This field must not contain NUL (\\u0000) or unpaired surrogate characters."]
+    }
     in_a_key = '{"contact_id": "b", "metadata": {"' + escaped + '": 1}}'
     assert api.post("/api/v1/contacts", in_a_key, content_type="application/json").status_code == 400

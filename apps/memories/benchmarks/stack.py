@@ -87,17 +87,25 @@ def healthy(base_url: str) -> bool:
 
 
 @contextmanager
-def running_stack(*, log_path: Path, timeout: float = 180.0) -> Iterator[str]:
+def running_stack(
+    *,
+    log_path: Path,
+    timeout: float = 180.0,
+    database_url: str | None = None,
+    extra_env: dict[str, str] | None = None,
+    settings_module: str | None = None,
+) -> Iterator[str]:
     """`manage.py runstack` (what `make run` runs: gunicorn + worker + beat) on a free port, against this
-    process's database and Redis, until the block ends; yields its base URL. The servers it talks to are
-    named by URL, so runstack neither starts nor stops them."""
+    process's database (or `database_url`) and Redis, until the block ends; yields its base URL. The servers it
+    talks to are named by URL, so runstack neither starts nor stops them."""
     port = free_port()
     env = {
         **os.environ,
-        "DATABASE_URL": settings.DATABASE_URL,
+        "DATABASE_URL": database_url or settings.DATABASE_URL,
         "REDIS_URL": settings.REDIS_URL,
-        "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "config.settings.local"),
+        "DJANGO_SETTINGS_MODULE": settings_module or os.environ.get("DJANGO_SETTINGS_MODULE", "config.settings.local"),
         "PYTHONUNBUFFERED": "1",
+        **(extra_env or {}),
     }
     log_path.parent.mkdir(parents=True, exist_ok=True)
     base_url = f"http://127.0.0.1:{port}"

@@ -9,6 +9,7 @@ With DATABASE_URL / REDIS_URL set, nothing embedded is started or stopped.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import signal
 import subprocess
@@ -19,12 +20,21 @@ from typing import Any
 
 from django.conf import settings
 from django.core.management import call_command
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from config import embedded
 
 # gunicorn's access log (-v 2) without the query string: GET /context's `query` is the user's message
 ACCESS_LOG_FORMAT = '%(h)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(B)s %(M)sms'
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def web_workers() -> int:
@@ -57,6 +67,17 @@ class Command(BaseCommand):
         parser.add_argument("--no-seed", action="store_true", help="do not seed the demo tenant")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if not is_loopback(options["host"]) and not getattr(settings, "IS_PRODUCTION", False):
+            # development settings: the seeded users, the demo key and the operator's admin are for this machine
+            raise CommandError(
+                f"Refusing to listen on {options['host']} with development settings: bind 127.0.0.1 (the "
+                "default), or run config.settings.production (DJANGO_SETTINGS_MODULE) with its secrets set."
+            )
+        if settings.DEBUG:
+            raise CommandError(
+                "DEBUG is on (DJANGO_DEBUG): the stack never serves Django's debug pages. Unset it, or debug "
+                "with `manage.py runserver`."
+            )
         self.stdout.write("Migrating…")
         call_command("migrate", interactive=False, verbosity=0)
         call_command("collectstatic", interactive=False, verbosity=0)
