@@ -7,10 +7,12 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test test-unit lint format bench install browser clean-var
 
-$(STAMP): requirements/base.txt requirements/local.txt requirements/production.txt
+$(STAMP): requirements/base.txt requirements/local.txt requirements/production.txt sdk/python/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements/local.txt
+	# the Python SDK (sdk/python), editable, with its LangGraph store: the agents' tests import it
+	$(BIN)/python -m pip install --quiet -e './sdk/python[langgraph]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -35,6 +37,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy .
+	cd sdk/python && ../../$(BIN)/mypy --strict src   # its own config (sdk/python/pyproject.toml)
 	$(BIN)/lint-imports
 
 format: $(STAMP)

@@ -47,3 +47,23 @@ def test_a_statement_over_the_timeout_is_a_503_not_a_500(api):
     assert response.status_code == 503
     assert response.json()["error"]["code"] == "timeout"
     assert response["Retry-After"] == "5"
+
+
+def test_a_tenant_has_its_own_limit_and_window(api, other_api, tenant):
+    tenant.settings = {"rate_limit": {"requests": 2, "window_seconds": 3}}
+    tenant.save(update_fields=["settings"])
+    answers = [api.get("/api/v1/contacts") for _ in range(3)]
+    assert [answer.status_code for answer in answers] == [200, 200, 429]
+    assert 0 < int(answers[2]["Retry-After"]) <= 3  # the tenant's window, not the server's minute
+    assert [other_api.get("/api/v1/contacts").status_code for _ in range(3)] == [200] * 3  # the server's limit
+
+
+@pytest.mark.parametrize(
+    "rate_limit",
+    [{"requests": "2"}, {"requests": 2, "window_seconds": 0}, {"requests": -1}, "fast", {"window_seconds": 3}],
+    ids=["string", "no-window", "negative", "not-an-object", "no-requests"],
+)
+def test_a_malformed_tenant_limit_falls_back_to_the_servers(api, tenant, limit_of_three, rate_limit):
+    tenant.settings = {"rate_limit": rate_limit}
+    tenant.save(update_fields=["settings"])
+    assert [api.get("/api/v1/contacts").status_code for _ in range(4)] == [200, 200, 200, 429]
