@@ -5,6 +5,7 @@ from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
 
 from apps.core.apis import healthz
+from apps.mcp_server.http import McpApi
 
 urlpatterns = [
     path("", RedirectView.as_view(url="/inspector/", permanent=False)),
@@ -19,6 +20,7 @@ urlpatterns = [
         name="api-docs",
     ),
     path("api/v1/", include("config.api_urls")),
+    path("mcp", McpApi.as_view(), name="mcp"),  # the MCP server, streamable HTTP (docs/agents.md)
     path("inspector/", include("apps.inspector.urls")),
 ]
 

@@ -13,53 +13,12 @@ from apps.core.fields import StrictCharField
 from apps.core.pagination import LimitOffset
 from apps.memories import scoring
 from apps.memories.ingest.services import memory_add
-from apps.memories.models import ContextEvent, Memory, MemoryRevision
+from apps.memories.models import ContextEvent, MemoryRevision
 from apps.memories.selectors import memory_get, memory_history, memory_list
 from apps.memories.selectors_export import contact_export
+from apps.memories.serializers import MemoryOutputSerializer
 from apps.memories.store.editing import MAX_MEMORY_CHARS, memory_delete, memory_edit
 from apps.tenants.api import TenantAPIView
-
-
-class MemoryOutputSerializer(serializers.ModelSerializer):
-    contact_id = StrictCharField(source="contact.external_id", allow_null=True, default=None)
-    sources = serializers.ListField(source="source_message_ids", child=StrictCharField())
-    entities = serializers.SerializerMethodField()
-    superseded_by = serializers.UUIDField(source="superseded_by_id", allow_null=True)
-    outdated_by = serializers.UUIDField(source="outdated_by_id", allow_null=True)
-    is_current = serializers.BooleanField()
-
-    class Meta:
-        model = Memory
-        fields = [
-            "id",
-            "contact_id",
-            "memory_type",
-            "content",
-            "importance",
-            "decay_rate",
-            "access_count",
-            "accessed_at",
-            "occurred_at",
-            "valid_from",
-            "valid_to",
-            "superseded_by",
-            "outdated_by",
-            "is_current",
-            "is_compressed",
-            "is_pinned",
-            "expires_at",
-            "slot",
-            "sources",
-            "source_event_ids",
-            "entities",
-            "metadata",
-            "created_by",
-            "created_at",
-            "updated_at",
-        ]
-
-    def get_entities(self, memory: Memory) -> list[str]:
-        return sorted(entity.key for entity in memory.entities.all())
 
 
 class RevisionOutputSerializer(serializers.ModelSerializer):

@@ -37,6 +37,7 @@ INSTALLED_APPS = [
     "apps.memories",
     "apps.context",
     "apps.inspector",
+    "apps.mcp_server",
 ]
 
 MIDDLEWARE = [

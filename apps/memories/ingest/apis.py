@@ -3,8 +3,6 @@ became of an ingested message or observation)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.conf import settings
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
@@ -14,7 +12,7 @@ from rest_framework.response import Response
 from apps.contacts.selectors import contact_get
 from apps.conversations.models import Message
 from apps.core.fields import StrictCharField
-from apps.memories.ingest.services import IngestItem, IngestOutcome, ingest_messages, observation_record
+from apps.memories.ingest.services import IngestItem, ingest_messages, ingest_payload, observation_record
 from apps.memories.models import ContextEvent
 from apps.memories.selectors import event_get
 from apps.tenants.api import TenantAPIView
@@ -52,24 +50,13 @@ class IngestMessageSerializer(serializers.Serializer):
         return IngestItem(**self.validated_data)
 
 
-def _ingest_response(outcome: IngestOutcome) -> dict[str, Any]:
-    return {
-        "event_id": str(outcome.event.pk),
-        "message_id": outcome.message.external_id,
-        "duplicate": outcome.duplicate,
-        "memories": outcome.memories,
-        "state": outcome.state,
-        "crisis": outcome.crisis_answer,
-    }
-
-
 class IngestApi(TenantAPIView):
     @extend_schema(request=IngestMessageSerializer, responses={202: dict})
     def post(self, request: Request) -> Response:
         serializer = IngestMessageSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         (outcome,) = ingest_messages(tenant=self.tenant, items=[serializer.to_item()], actor=self.actor)
-        return Response(_ingest_response(outcome), status=status.HTTP_202_ACCEPTED)
+        return Response(ingest_payload(outcome), status=status.HTTP_202_ACCEPTED)
 
 
 class IngestBatchApi(TenantAPIView):
@@ -82,7 +69,7 @@ class IngestBatchApi(TenantAPIView):
         serializer.is_valid(raise_exception=True)
         items = [IngestItem(**data) for data in serializer.validated_data["messages"]]
         outcomes = ingest_messages(tenant=self.tenant, items=items, actor=self.actor)
-        return Response({"results": [_ingest_response(o) for o in outcomes]}, status=status.HTTP_202_ACCEPTED)
+        return Response({"results": [ingest_payload(o) for o in outcomes]}, status=status.HTTP_202_ACCEPTED)
 
 
 class EventDetailApi(TenantAPIView):

@@ -646,6 +646,18 @@ def ingest_messages(
     return outcomes
 
 
+def ingest_payload(outcome: IngestOutcome) -> dict[str, Any]:
+    """The answer to one ingested message, as POST /ingest and the MCP tool add_memory give it."""
+    return {
+        "event_id": str(outcome.event.pk),
+        "message_id": outcome.message.external_id,
+        "duplicate": outcome.duplicate,
+        "memories": outcome.memories,
+        "state": outcome.state,
+        "crisis": outcome.crisis_answer,
+    }
+
+
 def created_memory_ids(summaries: Iterable[Sequence[dict[str, Any]]]) -> list[str]:
     """The ids of the memories extractions created (their `memory_change_summary` rows)."""
     return [memory["id"] for memories in summaries for memory in memories if memory["action"] == "created"]

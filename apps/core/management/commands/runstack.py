@@ -153,6 +153,7 @@ class Command(BaseCommand):
             self.style.SUCCESS(
                 "\nEngram is running (Ctrl-C stops everything)\n"
                 f"  API            {base}/api/v1/   (docs: {base}/api/v1/docs/)\n"
+                f"  MCP            {base}/mcp   (streamable HTTP, Bearer API key; stdio: manage.py mcp_stdio)\n"
                 f"  health         {base}/healthz\n"
                 f"  inspector      {base}/inspector/\n"
                 f"  admin          {base}/admin/\n"

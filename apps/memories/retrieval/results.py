@@ -1,0 +1,61 @@
+"""The answer to a memory search, as POST /memories/search and the MCP tool search_memory give it: the ranked
+memories with their scores, sources and entities, and the access of what was returned recorded."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from django.utils import timezone
+
+from apps.contacts.models import Contact
+from apps.memories import scoring
+from apps.memories.retrieval.access import access_record
+from apps.memories.retrieval.search import memory_entities, memory_search
+from apps.tenants.models import Tenant
+
+
+def search_payload(
+    *,
+    tenant: Tenant,
+    contact: Contact | None,
+    query: str,
+    top_k: int,
+    memory_types: Sequence[str] = (),
+    include_compressed: bool = False,
+    explain: bool = False,
+) -> dict[str, Any]:
+    """`contact` None searches the tenant's brain. `memory_types` may hold seed type names (mapped here)."""
+    types = sorted({scoring.SEED_TYPE_MAP.get(name, name) for name in memory_types})
+    result = memory_search(
+        tenant=tenant,
+        contact=contact,
+        query=query,
+        top_k=top_k,
+        memory_types=types,
+        include_compressed=include_compressed,
+    )
+    access_record(memory_ids=[item.memory.pk for item in result.results], at=timezone.now())
+    entities = memory_entities(memory_ids=[item.memory.pk for item in result.results])
+    rows: list[dict[str, Any]] = []
+    for item in result.results:
+        row: dict[str, Any] = {
+            "id": str(item.memory.pk),
+            "memory_type": item.memory.memory_type,
+            "content": item.memory.content,
+            "importance": item.memory.importance,
+            "score": item.score,
+            "occurred_at": item.memory.occurred_at,
+            "is_compressed": item.memory.is_compressed,
+            "outdated": item.memory.outdated,
+            "sources": list(item.memory.source_message_ids),
+            "entities": sorted(entity.key for entity in entities[item.memory.pk]),
+        }
+        if explain:
+            row["explain"] = item.explain()
+        rows.append(row)
+    body: dict[str, Any] = {"query": query, "results": rows}
+    if explain:
+        body["query_entities"] = [entity.key for entity in result.query_entities]
+        body["candidates"] = result.candidates
+    return body
