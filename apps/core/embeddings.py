@@ -25,6 +25,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from apps.core.exceptions import ApplicationError
 from apps.core.redis import scope_key
+from apps.core.timing import phase
 
 logger = logging.getLogger(__name__)
 
@@ -339,7 +340,8 @@ class CachedEmbedder:
         if client is None:
             return {}
         try:
-            values = client.mget(keys)
+            with phase("redis"):
+                values = client.mget(keys)
         except redis.RedisError as exc:
             self._skip_redis(exc)
             return {}
@@ -358,7 +360,8 @@ class CachedEmbedder:
             pipeline = client.pipeline(transaction=False)
             for key, vector in vectors_by_key.items():
                 pipeline.set(key, np.asarray(vector, dtype=np.float32).tobytes(), ex=self.ttl_seconds)
-            pipeline.execute()
+            with phase("redis"):
+                pipeline.execute()
         except redis.RedisError as exc:
             self._skip_redis(exc)
 

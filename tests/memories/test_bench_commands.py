@@ -126,10 +126,12 @@ def test_bench_retrieval_via_http_asks_fresh_and_settled_through_a_live_server_a
 @pytest.mark.celery_worker
 @pytest.mark.django_db(transaction=True)
 def test_bench_load_writes_and_reads_through_a_live_server_and_reports_the_queue(
-    tmp_path, live_server, celery_worker_process
+    tmp_path, live_server, celery_worker_process, settings
 ):
     from apps.core.embeddings import CACHE_KEY_PREFIX
     from apps.core.redis import get_redis
+
+    settings.ENGRAM = {**settings.ENGRAM, "SERVER_TIMING": True}  # what bench_load's own stack turns on
 
     get_redis().set(f"{CACHE_KEY_PREFIX}stale", "x")
     dataset = tmp_path / "tiny.json"
@@ -158,6 +160,11 @@ def test_bench_load_writes_and_reads_through_a_live_server_and_reports_the_queue
     assert not get_redis().exists(f"{CACHE_KEY_PREFIX}stale")  # the embedding cache was emptied first
     assert not Tenant.objects.filter(slug__startswith="bench-http-load").exists()  # removed without --keep
     assert "msg/s" in out.getvalue()
+    # the embedder alone, before and after, and the ingest rate against it
+    assert [run["turns_per_second"] > 0 for run in report["bound"]["runs"]] == [True, True]
+    assert report["ratio"] == round(report["ingest_messages_per_second"] / report["bound"]["turns_per_second"], 3)
+    assert report["per_message_ms"]["embedding"] > 0 and report["per_message_ms"]["sql"] > 0
+    assert "ratio" in out.getvalue() and "per ingested message" in out.getvalue()
 
 
 @pytest.mark.django_db(transaction=True)  # the command VACUUMs, which cannot run inside a transaction

@@ -512,3 +512,26 @@ def test_reembed_and_edit_recompute_the_context_embedding(api, tenant):
     assert second.content == edited
     assert np.dot(_unit(second.context_embedding), _context_expected(second, first)) == pytest.approx(1.0, abs=1e-5)
     assert _context_embed(tenant) == 0  # a late worker run leaves the edited memory's context alone
+
+
+@pytest.mark.parametrize("enabled", [True, False], ids=["server-timing-on", "off-by-default"])
+def test_batch_ingest_tells_where_its_time_went_only_when_asked(api, settings, enabled):
+    settings.ENGRAM = {**settings.ENGRAM, "SERVER_TIMING": enabled}
+    body = {
+        "messages": [
+            {"contact_id": "arjun", "conversation_id": "c1", "role": "user", "message": "My dog Bruno is a beagle"},
+            {"contact_id": "arjun", "conversation_id": "c1", "role": "user", "message": "I work at Infosys"},
+        ]
+    }
+    response = api.post("/api/v1/ingest/batch", body, format="json")
+    assert response.status_code == 202, response.content
+    if not enabled:
+        assert "Server-Timing" not in response
+        return
+    from apps.core.timing import parse_server_timing
+
+    timing = parse_server_timing(response["Server-Timing"])
+    # (the consolidation is queued on commit, which a test's transaction never reaches: no `enqueue` here)
+    for name in ("parse", "ledger", "state", "extraction", "embedding", "write", "sql", "redis", "total"):
+        assert timing.get(name, 0) > 0, (name, timing)
+    assert sum(value for name, value in timing.items() if name != "total") == pytest.approx(timing["total"], abs=0.1)

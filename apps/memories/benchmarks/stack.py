@@ -13,7 +13,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from django.db import DatabaseError
 
 from apps.core.embeddings import CACHE_KEY_PREFIX
 from apps.core.redis import get_redis
+from apps.core.timing import parse_server_timing
 from apps.tenants.models import Tenant
 from apps.tenants.services import tenant_delete
 
@@ -30,15 +31,17 @@ BASE_DIR = Path(settings.BASE_DIR)
 
 
 class HttpError(RuntimeError):
-    def __init__(self, method: str, path: str, status: int, body: str) -> None:
+    def __init__(self, method: str, path: str, status: int, body: str, retry_after: str | None = None) -> None:
         super().__init__(f"{method} {path} → {status}: {body[:500]}")
         self.status = status
+        self.retry_after = retry_after
 
 
 @dataclass(frozen=True)
 class Timed:
     body: Any
     milliseconds: float
+    server_timing: dict[str, float] = field(default_factory=dict)  # the Server-Timing header, {phase: ms}
 
 
 class EngramClient:
@@ -58,8 +61,12 @@ class EngramClient:
         response = self.http.request(method, self.base_url + path, timeout=self.timeout, **kwargs)
         elapsed = (time.perf_counter() - started) * 1000
         if response.status_code >= 400:
-            raise HttpError(method, path, response.status_code, response.text)
-        return Timed(response.json() if response.content else None, elapsed)
+            raise HttpError(method, path, response.status_code, response.text, response.headers.get("Retry-After"))
+        return Timed(
+            response.json() if response.content else None,
+            elapsed,
+            parse_server_timing(response.headers.get("Server-Timing", "")),
+        )
 
     def ingest_batch(self, messages: list[dict[str, Any]]) -> Timed:
         return self.request("POST", "/ingest/batch", json={"messages": messages})

@@ -33,6 +33,7 @@ from apps.conversations.window import windows_append
 from apps.core.chunking import semantic_chunks
 from apps.core.embeddings import EmbedderUnavailable, cache_scope
 from apps.core.exceptions import ApplicationError
+from apps.core.timing import phase
 from apps.memories import scoring
 from apps.memories.extraction import ExtractedEntity, extract, salience, slugify
 from apps.memories.extraction.dates import format_day, mentioned_dates
@@ -424,27 +425,28 @@ def events_extract(
         if planned is None:
             planned = {event.pk: _candidates_for_event(event) for event in events}
         work = [(event, candidate) for event in events for candidate in planned.get(event.pk, [])]
-        vectors = _with_contexts(
-            work,
-            candidates_embed(
+        with phase("embedding"):
+            own = candidates_embed(
                 [candidate for _, candidate in work],
                 scopes=[cache_scope(tenant_id=event.tenant_id, contact_id=event.contact_id) for event, _ in work],
-            ),
-        )
+            )
+        with phase("write"):
+            vectors = _with_contexts(work, own)
         by_scope: dict[Any, list[int]] = {}
         for index, (event, _) in enumerate(work):
             by_scope.setdefault(event.contact_id, []).append(index)
         for positions in by_scope.values():
             first = work[positions[0]][0]
-            changes = memories_write(
-                tenant=first.tenant,
-                contact=first.contact,
-                candidates=[work[index][1] for index in positions],
-                provenance=[_provenance(work[index][0]) for index in positions],
-                actor=actor,
-                vectors=vectors.take(positions),
-                now=now,
-            )
+            with phase("write"):
+                changes = memories_write(
+                    tenant=first.tenant,
+                    contact=first.contact,
+                    candidates=[work[index][1] for index in positions],
+                    provenance=[_provenance(work[index][0]) for index in positions],
+                    actor=actor,
+                    vectors=vectors.take(positions),
+                    now=now,
+                )
             for index, change in zip(positions, changes, strict=True):
                 if change.action != "skipped":
                     summaries[work[index][0].pk].append(memory_change_summary(change))
@@ -575,7 +577,8 @@ def _persist_batch(*, tenant: Tenant, items: Sequence[IngestItem]) -> list[_Pers
 
 
 def _after_commit(messages: Sequence[Message]) -> None:
-    windows_append(messages=messages)
+    with phase("redis"):
+        windows_append(messages=messages)
     conversations = {message.conversation_id: message.conversation for message in messages}
     for conversation in conversations.values():
         consolidation_schedule(conversation=conversation)
@@ -590,18 +593,21 @@ def ingest_messages(
     by event, and an event that still fails stays pending for the retry task. `now` is when Engram learns
     them (a simulation's clock; the wall clock by default)."""
     try:
-        persisted = _persist_batch(tenant=tenant, items=items)
+        with phase("ledger"):
+            persisted = _persist_batch(tenant=tenant, items=items)
     except IntegrityError:
         # a concurrent request wrote one of these message_ids (or contacts, conversations) first: once more,
         # and its rows are duplicates now
-        persisted = _persist_batch(tenant=tenant, items=items)
+        with phase("ledger"):
+            persisted = _persist_batch(tenant=tenant, items=items)
     # new messages, and earlier ones whose request died before their state or extraction (a retry)
     unstated = [
         (row.event, row.message)
         for row in persisted
         if is_user_turn(row.event, row.message) and (row.created or "state" not in row.event.result)
     ]
-    answers = events_state_update(unstated)
+    with phase("state"):
+        answers = events_state_update(unstated)
     planned: dict[Any, list[Candidate]] = {}
     extractable: list[ContextEvent] = []
     for row in persisted:
@@ -609,7 +615,8 @@ def ingest_messages(
         if row.event.extracted_at is not None or row.event.pk in planned:
             continue
         try:
-            planned[row.event.pk] = _candidates_for_event(row.event)
+            with phase("extraction"):
+                planned[row.event.pk] = _candidates_for_event(row.event)
         except Exception as exc:  # a rule bug must not lose the batch: the event is retried later
             planned[row.event.pk] = []
             _record_failure(row.event, exc)
@@ -617,7 +624,8 @@ def ingest_messages(
         extractable.append(row.event)
     memories: dict[Any, list[dict[str, Any]]] = {}
     try:
-        memories = events_extract(events=extractable, actor=actor, now=now, planned=planned)
+        with phase("write"):
+            memories = events_extract(events=extractable, actor=actor, now=now, planned=planned)
     except EmbedderUnavailable as exc:  # every event would fail alike: they stay pending for the retry task
         for event in extractable:
             _record_failure(event, exc)

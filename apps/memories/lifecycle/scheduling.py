@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from apps.conversations.models import Conversation
 from apps.core.redis import RedisError, get_redis
+from apps.core.timing import phase
 
 logger = logging.getLogger(__name__)
 
@@ -40,9 +41,11 @@ def consolidation_schedule(*, conversation: Conversation, delay: int | None = No
         delay = int(settings.ENGRAM["CONSOLIDATION_DELAY_SECONDS"])
     try:
         key = consolidation_debounce_key(conversation.pk)
-        if not get_redis().set(key, "1", nx=True, ex=delay + DEBOUNCE_GRACE_SECONDS):
-            return False
-        consolidate_conversation_task.apply_async(kwargs={"conversation_id": str(conversation.pk)}, countdown=delay)
+        with phase("redis"):
+            if not get_redis().set(key, "1", nx=True, ex=delay + DEBOUNCE_GRACE_SECONDS):
+                return False
+        with phase("enqueue"):
+            consolidate_conversation_task.apply_async(kwargs={"conversation_id": str(conversation.pk)}, countdown=delay)
         return True
     except Exception as exc:  # Redis errors, and kombu's OperationalError when the broker is unreachable
         logger.warning("Could not queue consolidation for conversation %s: %s", conversation.pk, exc)

@@ -25,6 +25,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
 from apps.memories.benchmarks import locomo
+from apps.memories.benchmarks.bound import Bound, embedder_bound, sample_texts
 from apps.memories.benchmarks.end_to_end import bench_tenant
 from apps.memories.benchmarks.stack import (
     EngramClient,
@@ -55,6 +56,24 @@ def _items(sample: dict[str, Any], contact_id: str) -> list[dict[str, Any]]:
     ]
 
 
+PHASES = ("parse", "ledger", "state", "extraction", "embedding", "write", "sql", "redis", "enqueue", "other")
+
+
+def _per_message(load: _Load) -> dict[str, float]:
+    """Milliseconds per ingested message in each phase of the server's time, and outside it."""
+    if not load.profiled_messages:
+        return {}
+    count = load.profiled_messages
+    phases = {name: load.phase_ms.get(name, 0.0) for name in PHASES} | {
+        name: value for name, value in load.phase_ms.items() if name not in PHASES and name != "total"
+    }
+    cells = {name: round(value / count, 2) for name, value in phases.items()}
+    cells["server"] = round(load.phase_ms.get("total", 0.0) / count, 2)
+    cells["outside"] = round(max(0.0, load.client_ms - load.phase_ms.get("total", 0.0)) / count, 2)
+    cells["client"] = round(load.client_ms / count, 2)
+    return cells
+
+
 class _Load:
     """What the threads share: the stop flag, the figures, and the conversations already started."""
 
@@ -67,6 +86,9 @@ class _Load:
         self.errors: dict[str, int] = defaultdict(int)
         self.error_samples: list[str] = []
         self.started_contacts: dict[str, str] = {}  # contact id → the dataset's sample id
+        self.phase_ms: dict[str, float] = defaultdict(float)  # the ingest answers' Server-Timing, summed
+        self.profiled_messages = 0  # messages of the answers that carried one
+        self.client_ms = 0.0  # those answers' time as the client measured it
 
     def error(self, kind: str, exc: Exception) -> None:
         with self.lock:
@@ -97,6 +119,9 @@ class Command(BaseCommand):
         )
         parser.add_argument("--keep", action="store_true", help="keep the benchmark tenant afterwards")
         parser.add_argument("--json", dest="json_out", help="write the figures to this JSON file")
+        parser.add_argument(
+            "--no-bound", action="store_true", help="skip measuring the embedder alone (no ratio printed)"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         path = Path(options["path"])
@@ -108,12 +133,42 @@ class Command(BaseCommand):
         if not options["keep_cache"]:
             self.stdout.write(f"embedding cache emptied ({embedding_cache_empty()} entries)")
         with ExitStack() as stack:
-            base_url = options["url"] or stack.enter_context(running_stack(log_path=VAR_DIR / "bench" / "load.log"))
+            base_url = options["url"] or stack.enter_context(
+                running_stack(log_path=VAR_DIR / "bench" / "load.log", extra_env={"ENGRAM_SERVER_TIMING": "1"})
+            )
             self.stdout.write(f"loading {base_url} (server: {'given' if options['url'] else 'started here'})")
+            bounds = [] if options["no_bound"] else [self._bound(data, "before")]
             figures = self._run(base_url, data, options)
+            if bounds:
+                bounds.append(self._bound(data, "after"))
+        figures |= self._ratio(figures, bounds)
         self._print(figures)
         if options["json_out"]:
             dump(options["json_out"], figures)
+
+    def _bound(self, data: list[dict[str, Any]], when: str) -> Bound:
+        """The configured embedder alone on a fixed sample of turns, with the stack idle (its queue drained)."""
+        wait_drained()
+        bound = embedder_bound(sample_texts(data))
+        self.stdout.write(
+            f"bound ({when} the load): {bound.embedder} alone embeds {bound.turns_per_second:.1f} turns/s "
+            f"({bound.best.label}; {bound.texts} LoCoMo turns)"
+        )
+        return bound
+
+    @staticmethod
+    def _ratio(figures: dict[str, Any], bounds: list[Bound]) -> dict[str, Any]:
+        if not bounds:
+            return {"bound": None, "ratio": None}
+        turns_per_second = sum(bound.turns_per_second for bound in bounds) / len(bounds)
+        rate = figures["ingest_messages_per_second"] or 0.0
+        return {
+            "bound": {
+                "turns_per_second": round(turns_per_second, 1),
+                "runs": [bound.figures() for bound in bounds],
+            },
+            "ratio": round(rate / turns_per_second, 3) if turns_per_second else None,
+        }
 
     def _run(self, base_url: str, data: list[dict[str, Any]], options: dict[str, Any]) -> dict[str, Any]:
         tenant, key = bench_tenant(label="load")
@@ -180,6 +235,7 @@ class Command(BaseCommand):
             "ingested": load.ingested,
             "ingest_messages_per_second": round(load.ingested / writing_seconds, 1) if writing_seconds else None,
             "batch_ms": locomo.percentiles(load.batch_ms),
+            "per_message_ms": _per_message(load),
             "reads": {
                 endpoint: locomo.percentiles(values) | {"n": len(values)} for endpoint, values in load.read_ms.items()
             },
@@ -214,6 +270,11 @@ class Command(BaseCommand):
                     with load.lock:
                         load.ingested += len(chunk)
                         load.batch_ms.append(answer.milliseconds)
+                        if answer.server_timing:
+                            load.profiled_messages += len(chunk)
+                            load.client_ms += answer.milliseconds
+                            for name, milliseconds in answer.server_timing.items():
+                                load.phase_ms[name] += milliseconds
                         load.started_contacts[contact_id] = sample_id
                     sent += len(chunk)
                     if rate:
@@ -262,6 +323,20 @@ class Command(BaseCommand):
             f"{figures['ingest_messages_per_second']} msg/s (batch p50 {figures['batch_ms']['p50']} ms, "
             f"p95 {figures['batch_ms']['p95']} ms)"
         )
+        if figures.get("ratio") is not None:
+            bound = figures["bound"]
+            best = " / ".join(f"{run['turns_per_second']} ({run['best']})" for run in bound["runs"])
+            self.stdout.write(
+                f"ingest {figures['ingest_messages_per_second']} msg/s   bound {bound['turns_per_second']} turns/s "
+                f"(before / after: {best})   ratio {figures['ratio']}"
+            )
+        profile = figures["per_message_ms"]
+        if profile:
+            self.stdout.write(
+                "per ingested message (ms, server's Server-Timing; 'outside' = the client's time not in the view: "
+                "HTTP, auth, rendering, waiting for a worker): "
+                + ", ".join(f"{name} {value}" for name, value in profile.items())
+            )
         for endpoint, cells in figures["reads"].items():
             self.stdout.write(
                 f"  {endpoint:<8} n {cells['n']:6d}  "

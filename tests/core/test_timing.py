@@ -1,0 +1,39 @@
+from __future__ import annotations
+
+import time
+
+import pytest
+from django.db import connection
+
+from apps.core.timing import Stopwatch, parse_server_timing, phase, stopwatch
+
+
+def test_a_phase_inside_another_is_not_counted_twice():
+    watch = Stopwatch()
+    watch.enter("write")
+    time.sleep(0.02)
+    watch.enter("embedding")
+    time.sleep(0.03)
+    watch.leave()
+    watch.leave()
+    assert 0.025 <= watch.totals["embedding"] < 0.2
+    assert 0.015 <= watch.totals["write"] < 0.045  # its own 20 ms, not the 50 ms of the block
+
+
+@pytest.mark.django_db
+def test_sql_of_the_block_is_timed_as_sql_and_nothing_outside_a_stopwatch_is():
+    with phase("write"):  # no stopwatch: nothing recorded, nothing raised
+        pass
+    with stopwatch() as watch, phase("write"), connection.cursor() as cursor:
+        cursor.execute("SELECT pg_sleep(0.03)")
+    assert watch.totals["sql"] >= 0.03
+    assert watch.totals["write"] < watch.totals["sql"]
+    assert watch.elapsed >= watch.totals["sql"]
+
+
+def test_the_header_reads_back_as_it_was_written():
+    watch = Stopwatch()
+    watch.totals = {"embedding": 0.0125, "sql": 0.004}
+    watch.elapsed = 0.02
+    assert parse_server_timing(watch.header()) == {"embedding": 12.5, "sql": 4.0, "other": 3.5, "total": 20.0}
+    assert parse_server_timing('cache;desc="x", db;dur=bad, app;dur=1.5') == {"app": 1.5}
