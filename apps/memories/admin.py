@@ -16,7 +16,7 @@ from django.utils import timezone
 from apps.contacts.admin import ContactAdmin
 from apps.contacts.models import Contact
 from apps.core.exceptions import ApplicationError
-from apps.memories.lifecycle.scheduling import scope_consolidation_queue, tenant_consolidation_queue
+from apps.memories.dispatch import scope_consolidation_queue, tenant_consolidation_queue
 from apps.memories.models import (
     ConsolidationRun,
     ContextEvent,

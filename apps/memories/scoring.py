@@ -128,7 +128,7 @@ def decayed_importance(
 
     Decay starts after DECAY_GRACE_DAYS without access and then falls by `decay_rate` per day, down to
     the type's floor (never above the memory's own base). Pinned memories never decay.
-    apps/memories/lifecycle/decay.py computes the same formula in SQL.
+    apps/memories/decay.py computes the same formula in SQL.
     """
     if is_pinned:
         return base_importance

@@ -9,10 +9,10 @@ import pytest
 from apps.conversations.models import Conversation
 from apps.core.redis import get_redis
 from apps.entities.models import Entity
+from apps.memories.dispatch import consolidation_schedule
 from apps.memories.ingest.services import IngestItem, ingest_messages
 from apps.memories.lifecycle import compression, periodic_steps
 from apps.memories.lifecycle.deferred import conversation_consolidate, near_duplicates_merge
-from apps.memories.lifecycle.scheduling import consolidation_schedule
 from apps.memories.lifecycle.session_flush import idle_conversations_flush
 from apps.memories.models import ConsolidationRun, Memory, MemoryEntity, MemoryRevision
 from apps.memories.retrieval.search import memory_search

@@ -315,7 +315,7 @@ def test_the_schedules_periodic_every_6_hours_deferred_after_300_seconds(tenant,
 
     from apps.conversations.models import Conversation
     from apps.core.redis import get_redis
-    from apps.memories.lifecycle.scheduling import consolidation_schedule
+    from apps.memories.dispatch import consolidation_schedule
 
     assert settings.CELERY_BEAT_SCHEDULE["periodic-consolidation"] == {
         "task": "apps.memories.tasks.periodic_consolidation_task",

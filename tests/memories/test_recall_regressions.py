@@ -9,9 +9,10 @@ import pytest
 
 from apps.conversations.models import Conversation
 from apps.memories.benchmarks.locomo import ranked_turns, recall_at
-from apps.memories.lifecycle.deferred import conversation_consolidate, memory_merge
+from apps.memories.lifecycle.deferred import conversation_consolidate
 from apps.memories.models import Memory
 from apps.memories.retrieval.access import access_flush
+from apps.memories.store.merging import memory_merge
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,8 @@ from django.utils import timezone
 
 from apps.conversations.models import Conversation
 from apps.core.redis import get_redis
-from apps.memories.lifecycle.scheduling import consolidation_debounce_key, lost_consolidations_requeue
+from apps.memories.dispatch import consolidation_debounce_key
+from apps.memories.lifecycle.scheduling import lost_consolidations_requeue
 from apps.memories.models import ConsolidationRun, ContextEvent, ProfileAudit
 from apps.memories.tasks import periodic_consolidation_task, process_context_events_task
 from tests.conftest import start_celery_worker, stop_celery_worker, wait_until

@@ -14,6 +14,7 @@ from typing import Any
 from django.utils import timezone
 
 from apps.conversations.models import Conversation
+from apps.memories import dispatch
 from apps.memories.benchmarks import locomo
 from apps.memories.benchmarks.stack import EngramClient, bench_tenant_delete, wait_drained
 from apps.tenants.models import Tenant
@@ -115,16 +116,14 @@ def settle(*, tenant: Tenant, jobs: tuple[str, ...], on_poll: Callable[[int, int
     """Run now, on the worker, what the background would run later: the deferred consolidation of every
     conversation (normally 5 minutes after its last turn) and, with `periodic`, the 6-hourly job; then
     wait until the worker's queue has drained. Returns the seconds it took."""
-    from apps.memories.tasks import consolidate_conversation_task, tenant_consolidation_task
-
     started = time.monotonic()
     wait_drained(on_poll=on_poll)  # what the ingest queued (context embeddings, …) first
     if "deferred" in jobs:
         for conversation_id in Conversation.objects.filter(tenant=tenant).values_list("pk", flat=True):
-            consolidate_conversation_task.delay(conversation_id=str(conversation_id))
+            dispatch.conversation_consolidation_queue(conversation_id=conversation_id)
         wait_drained(on_poll=on_poll)
     if "periodic" in jobs:
-        tenant_consolidation_task.delay(tenant_id=str(tenant.pk))
+        dispatch.tenant_consolidation_queue(tenant_id=tenant.pk)
         wait_drained(on_poll=on_poll)
     return time.monotonic() - started
 

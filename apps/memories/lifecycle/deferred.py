@@ -1,4 +1,5 @@
-"""Deferred consolidation (per conversation, ~5 minutes after a burst of turns; queued by scheduling.py).
+"""Deferred consolidation (per conversation, ~5 minutes after a burst of turns; queued by
+apps/memories/dispatch.py, debounced).
 
 Deferred, per conversation: retry unfinished extraction, merge near-duplicates (cosine > 0.92, same type
 and scope; the more specific content wins; importance = max + 0.05), link entities named anywhere in the
@@ -12,7 +13,7 @@ import re
 from datetime import timedelta
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import connection
 from django.utils import timezone
 
 from apps.contacts.models import Contact
@@ -23,6 +24,7 @@ from apps.memories.extraction import extract
 from apps.memories.ingest.services import event_extract, events_state_update, is_user_turn
 from apps.memories.lifecycle.runs import run_logged
 from apps.memories.models import ConsolidationRun, ContextEvent, Memory, MemoryEntity, MemoryRevision
+from apps.memories.store.merging import memory_merge
 from apps.memories.store.revisions import SYSTEM, memory_snapshot, revision_record
 from apps.tenants.models import Tenant
 
@@ -32,7 +34,7 @@ EXTRACTION_RETRY_AFTER = timedelta(seconds=30)
 MAX_EXTRACTION_ATTEMPTS = 5
 
 
-def _extract_events(events: list[ContextEvent]) -> int:
+def unfinished_events_extract(events: list[ContextEvent]) -> int:
     """Retry what a request left unfinished: the contact state of user messages that never got it (so a
     crisis is never left unread), then extraction, event by event."""
     events_state_update(
@@ -61,68 +63,7 @@ def pending_events_extract(*, limit: int = 500) -> int:
         .filter(extracted_at__isnull=True, created_at__lt=cutoff, attempts__lt=MAX_EXTRACTION_ATTEMPTS)
         .order_by("created_at")[:limit]
     )
-    return _extract_events(events)
-
-
-def _specificity(memory: Memory) -> tuple[int, int, int]:
-    """More specific content wins a merge: more numbers, more named words, then more words."""
-    numbers = len(re.findall(r"\d", memory.content))
-    names = len(re.findall(r"(?<!^)\b[A-Z][a-z]+", memory.content))
-    return numbers, names, len(memory.content.split())
-
-
-def memory_merge(*, survivor: Memory, absorbed: Memory, actor: str, similarity: float | None = None) -> Memory | None:
-    """Merge `absorbed` into `survivor`: the more specific content is kept, importance = max + 0.05,
-    provenance (source message and event ids) and entity links unioned; `absorbed` is kept as superseded by
-    the survivor. None, and nothing written, when either is no longer current (a concurrent run merged it)."""
-    with transaction.atomic():
-        locked = Memory.objects.select_for_update().in_bulk([survivor.pk, absorbed.pk])
-        survivor, absorbed = locked[survivor.pk], locked[absorbed.pk]
-        if not (survivor.is_current and absorbed.is_current):
-            return None
-        before = memory_snapshot(survivor)
-        if _specificity(absorbed) > _specificity(survivor):
-            survivor.content, survivor.content_hash = absorbed.content, absorbed.content_hash
-            survivor.embedding, survivor.embedding_model = absorbed.embedding, absorbed.embedding_model
-            survivor.context_embedding = absorbed.context_embedding
-        survivor.importance = round(
-            scoring.clamp(max(survivor.importance, absorbed.importance) + scoring.MERGE_BOOST), 4
-        )
-        survivor.base_importance = survivor.importance
-        survivor.access_count += absorbed.access_count
-        survivor.accessed_at = max(survivor.accessed_at, absorbed.accessed_at)
-        survivor.source_message_ids = list(dict.fromkeys([*survivor.source_message_ids, *absorbed.source_message_ids]))
-        survivor.source_event_ids = list(dict.fromkeys([*survivor.source_event_ids, *absorbed.source_event_ids]))
-        survivor.save()
-        MemoryEntity.objects.bulk_create(
-            [
-                MemoryEntity(memory=survivor, entity_id=link.entity_id)
-                for link in MemoryEntity.objects.filter(memory=absorbed)
-            ],
-            ignore_conflicts=True,
-        )
-        note = f"merged near-duplicate (cosine {similarity:.3f})" if similarity is not None else "merged"
-        revision_record(
-            memory=survivor,
-            action=MemoryRevision.Action.MERGED,
-            actor=actor,
-            before=before,
-            related_memory=absorbed,
-            note=note,
-        )
-        absorbed_before = memory_snapshot(absorbed)
-        absorbed.valid_to = timezone.now()
-        absorbed.superseded_by = survivor
-        absorbed.save(update_fields=["valid_to", "superseded_by", "updated_at"])
-        revision_record(
-            memory=absorbed,
-            action=MemoryRevision.Action.MERGED,
-            actor=actor,
-            before=absorbed_before,
-            related_memory=survivor,
-            note=f"{note} into {survivor.pk}",
-        )
-    return survivor
+    return unfinished_events_extract(events)
 
 
 # Each memory of the scope (or of one conversation) with its nearest current neighbour of the same type, in
@@ -272,7 +213,7 @@ def conversation_consolidate(*, conversation_id: str) -> dict[str, int]:
                 conversation=conversation, extracted_at__isnull=True, attempts__lt=MAX_EXTRACTION_ATTEMPTS
             )
         )
-        stats["extracted"] = _extract_events(events)
+        stats["extracted"] = unfinished_events_extract(events)
         stats["merged"] = near_duplicates_merge(
             tenant=conversation.tenant, contact=conversation.contact, session_id=conversation.external_id
         )

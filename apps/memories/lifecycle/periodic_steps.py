@@ -14,8 +14,8 @@ from django.db.models import Q
 
 from apps.contacts.models import Contact
 from apps.memories import scoring
+from apps.memories.decay import decayed_importance_sql
 from apps.memories.lifecycle.compression import episodes_compress, sessions_compress
-from apps.memories.lifecycle.decay import decayed_importance_sql
 from apps.memories.models import Memory, MemoryRevision
 from apps.memories.store.editing import memory_delete
 from apps.memories.store.revisions import SYSTEM

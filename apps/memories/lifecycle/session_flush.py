@@ -12,9 +12,9 @@ from django.utils import timezone
 
 from apps.conversations.models import Conversation
 from apps.conversations.window import window_clear
-from apps.memories.lifecycle.deferred import MAX_EXTRACTION_ATTEMPTS, _extract_events
+from apps.memories.dispatch import consolidation_schedule
+from apps.memories.lifecycle.deferred import MAX_EXTRACTION_ATTEMPTS, unfinished_events_extract
 from apps.memories.lifecycle.runs import run_logged
-from apps.memories.lifecycle.scheduling import consolidation_schedule
 from apps.memories.models import ConsolidationRun, ContextEvent
 
 
@@ -30,7 +30,7 @@ def conversation_flush(
                 conversation=conversation, extracted_at__isnull=True, attempts__lt=MAX_EXTRACTION_ATTEMPTS
             )
         )
-        stats["extracted"] = _extract_events(events)
+        stats["extracted"] = unfinished_events_extract(events)
         stats["consolidation_queued"] = int(consolidation_schedule(conversation=conversation))
         window_clear(conversation=conversation)
         fields: dict[str, object] = {"flushed_at": now}

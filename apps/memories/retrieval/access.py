@@ -25,7 +25,7 @@ from django.db import connection
 from redis.exceptions import LockError, ResponseError
 
 from apps.core.redis import RedisError, get_redis
-from apps.memories.lifecycle.decay import decayed_importance_sql
+from apps.memories.decay import decayed_importance_sql
 
 logger = logging.getLogger(__name__)
 

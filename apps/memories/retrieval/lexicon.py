@@ -27,6 +27,7 @@ from django.utils import timezone
 
 from apps.core.redis import RedisError, get_redis, scope_key
 from apps.memories import scoring
+from apps.memories.dispatch import lexicon_refresh_queue
 
 logger = logging.getLogger(__name__)
 
@@ -109,15 +110,11 @@ def scope_lexicon_get(*, tenant_id: Any, contact_id: Any | None, lexemes: list[s
 
 def scope_lexicon_refresh_queue(*, tenant_id: Any, contact_id: Any | None) -> bool:
     """Queue one refresh per scope at a time (a Redis lock); False when one is already queued or running."""
-    from apps.memories.tasks import lexicon_refresh_task
-
     lock = refresh_lock_key(tenant_id=tenant_id, contact_id=contact_id)
     try:
         if not get_redis().set(lock, "1", nx=True, ex=REFRESH_LOCK_SECONDS):
             return False
-        lexicon_refresh_task.delay(
-            tenant_id=str(tenant_id), contact_id=str(contact_id) if contact_id is not None else None
-        )
+        lexicon_refresh_queue(tenant_id=tenant_id, contact_id=contact_id)
     except Exception:  # broker or Redis down: searches count in SQL meanwhile
         logger.warning("Could not queue the lexicon refresh of %s/%s", tenant_id, contact_id, exc_info=True)
         return False

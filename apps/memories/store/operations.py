@@ -16,8 +16,8 @@ from django.utils import timezone
 from apps.core.exceptions import ApplicationError
 from apps.memories import scoring
 from apps.memories.extraction import salience
-from apps.memories.lifecycle.deferred import memory_merge
 from apps.memories.models import Memory, MemoryEntity, MemoryRevision
+from apps.memories.store.merging import memory_merge
 from apps.memories.store.revisions import memory_snapshot, revision_record
 from apps.memories.store.writing import (
     EMBEDDING_FIELDS,

@@ -1,0 +1,94 @@
+"""How services queue work for the worker: by task name, through Celery signatures. The tasks module
+(apps/memories/tasks.py) is the top entry layer: it imports the services it runs, so no service imports it
+back; they queue through here, below them all, and the tasks take their names from here.
+
+A signature by name runs the registered task's own `apply_async` where tasks.py is imported (the worker,
+the web processes), and sends the message by name otherwise: the same message either way.
+
+The consolidation of a conversation is debounced: a burst of turns queues one run. Its debounce key lives
+until the queued task starts (it deletes the key) and at most DEBOUNCE_GRACE_SECONDS after it was due; the
+per-minute sweep (lifecycle/scheduling.py) queues again a run whose task was lost with the broker."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from typing import TYPE_CHECKING, Any
+
+from celery import current_app
+from django.conf import settings
+
+from apps.core.redis import RedisError, get_redis
+from apps.core.timing import phase
+
+if TYPE_CHECKING:
+    from apps.conversations.models import Conversation
+
+logger = logging.getLogger(__name__)
+
+CONSOLIDATE_CONVERSATION = "apps.memories.tasks.consolidate_conversation_task"
+CONTEXT_EMBED = "apps.memories.tasks.context_embed_task"
+EXTRACT_PENDING_EVENTS = "apps.memories.tasks.extract_pending_events_task"
+REQUEUE_LOST_CONSOLIDATIONS = "apps.memories.tasks.requeue_lost_consolidations_task"
+ACCESS_FLUSH = "apps.memories.tasks.access_flush_task"
+PROCESS_CONTEXT_EVENTS = "apps.memories.tasks.process_context_events_task"
+FLUSH_IDLE_CONVERSATIONS = "apps.memories.tasks.flush_idle_conversations_task"
+LEXICON_REFRESH = "apps.memories.tasks.lexicon_refresh_task"
+PERIODIC_CONSOLIDATION = "apps.memories.tasks.periodic_consolidation_task"
+TENANT_CONSOLIDATION = "apps.memories.tasks.tenant_consolidation_task"
+SCOPE_CONSOLIDATION = "apps.memories.tasks.scope_consolidation_task"
+TENANT_PURGE = "apps.memories.tasks.tenant_purge_task"
+
+DEBOUNCE_GRACE_SECONDS = 3600
+
+
+def task_queue(name: str, *, countdown: int | None = None, **kwargs: Any) -> None:
+    """Queue task `name` with keyword arguments `kwargs`, `countdown` seconds from now (None: now)."""
+    current_app.signature(name, kwargs=kwargs).apply_async(countdown=countdown)
+
+
+def consolidation_debounce_key(conversation_id: object) -> str:
+    return f"engram:consolidate:pending:{conversation_id}"
+
+
+def consolidation_schedule(*, conversation: Conversation, delay: int | None = None) -> bool:
+    """Queue the conversation's consolidation `delay` seconds (default CONSOLIDATION_DELAY_SECONDS) from now
+    unless one is pending. Returns True when a task was queued. Never raises: the sweep queues it again."""
+    if delay is None:
+        delay = int(settings.ENGRAM["CONSOLIDATION_DELAY_SECONDS"])
+    try:
+        key = consolidation_debounce_key(conversation.pk)
+        with phase("redis"):
+            if not get_redis().set(key, "1", nx=True, ex=delay + DEBOUNCE_GRACE_SECONDS):
+                return False
+        with phase("enqueue"):
+            task_queue(CONSOLIDATE_CONVERSATION, countdown=delay, conversation_id=str(conversation.pk))
+        return True
+    except Exception as exc:  # Redis errors, and kombu's OperationalError when the broker is unreachable
+        logger.warning("Could not queue consolidation for conversation %s: %s", conversation.pk, exc)
+        return False
+
+
+def consolidation_release(*, conversation_id: object) -> None:
+    with contextlib.suppress(RedisError):
+        get_redis().delete(consolidation_debounce_key(conversation_id))
+
+
+def conversation_consolidation_queue(*, conversation_id: object) -> None:
+    """A conversation's consolidation now, not debounced (benchmarks settle a tenant so)."""
+    task_queue(CONSOLIDATE_CONVERSATION, conversation_id=str(conversation_id))
+
+
+def scope_consolidation_queue(*, tenant_id: object, contact_id: object) -> None:
+    """The periodic jobs of one contact, now, on the worker (a scope another run holds is skipped there)."""
+    task_queue(SCOPE_CONSOLIDATION, tenant_id=str(tenant_id), contact_id=str(contact_id))
+
+
+def tenant_consolidation_queue(*, tenant_id: object) -> None:
+    """The periodic jobs of every scope of a tenant, then its purge, now, on the worker."""
+    task_queue(TENANT_CONSOLIDATION, tenant_id=str(tenant_id))
+
+
+def lexicon_refresh_queue(*, tenant_id: object, contact_id: object | None) -> None:
+    contact = str(contact_id) if contact_id is not None else None
+    task_queue(LEXICON_REFRESH, tenant_id=str(tenant_id), contact_id=contact)
