@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
+from apps.context.fences import inline
 from apps.memories import scoring
 from apps.memories.retrieval import overlap
 
@@ -66,8 +67,9 @@ class BudgetedMemories(Generic[ScoredT]):
 
 def memory_line(memory_type: str, content: str, *, outdated: bool = False) -> str:
     """The seed <memory> format (memory-logic.txt §4): one `[TYPE] content` line per memory; an episode
-    that stated a value since corrected says so, so the model does not repeat the old value."""
-    return f"[{memory_type.upper()}] {content}{OUTDATED_NOTE if outdated else ''}"
+    that stated a value since corrected says so, so the model does not repeat the old value. The content is
+    data on one line (`fences.inline`): it never opens a line or a tag of its own."""
+    return f"[{memory_type.upper()}] {inline(content)}{OUTDATED_NOTE if outdated else ''}"
 
 
 def budget_memories(

@@ -15,6 +15,7 @@ from django.utils import timezone
 from apps.contacts.intelligence.stages import EVERYTHING, STAGE_DENSITY, STAGE_MEMORY_BUDGETS
 from apps.contacts.models import Contact
 from apps.context.budgets import budget_memories
+from apps.context.fences import DATA_NOT_INSTRUCTIONS, inline
 from apps.conversations.models import Conversation
 from apps.conversations.window import window_get
 from apps.core.tokens import count_tokens
@@ -48,15 +49,16 @@ def _in_window_message_ids(conversation: Conversation | None) -> set[str]:
 def render_context_text(
     *, contact: Contact, state: dict[str, Any], lines: list[str], emotional_block: str = "", profile_block: str = ""
 ) -> str:
-    header = f"Contact: {contact.display_name or contact.external_id}"
+    header = f"Contact: {inline(contact.display_name or contact.external_id)}"
     if contact.channel:
-        header += f" ({contact.channel})"
+        header += f" ({inline(contact.channel)})"
     parts = [header]
     if emotional_block:
         parts.append(emotional_block.rstrip())
     if profile_block:
         parts.append(profile_block.rstrip())
-    if lines:
+    if lines:  # each line is data on one line already (`budgets.memory_line`)
+        parts.append(DATA_NOT_INSTRUCTIONS)
         parts.append("<memory>\n" + "\n".join(lines) + "\n</memory>")
     return "\n".join(parts)
 

@@ -15,6 +15,7 @@ from django.utils import timezone
 from apps.contacts.selectors import contact_state_snapshot, joined_one_to_one
 from apps.contacts.services import contact_crisis_report
 from apps.context.contact import context_assemble
+from apps.context.fences import inline
 from apps.conversations.models import Conversation
 from apps.memories.models import MemoryProfile
 from apps.memories.retrieval.access import access_record
@@ -25,11 +26,11 @@ def profile_block(profile: MemoryProfile | None) -> str:
     """Working memory and scaffold (multi-tier-memory.txt §3.C: injected at every turn)."""
     if profile is None or not (profile.working_memory or profile.scaffold):
         return ""
-    parts = ["# Your Context"]
+    parts = ["# Your Context"]  # what the processor derived from stored text: data, one line each (fences.py)
     if profile.working_memory:
-        parts.append(profile.working_memory)
+        parts.append(inline(profile.working_memory))
     if profile.scaffold:
-        parts.append("Structured Data: " + json.dumps(profile.scaffold, ensure_ascii=False, sort_keys=True))
+        parts.append("Structured Data: " + inline(json.dumps(profile.scaffold, ensure_ascii=False, sort_keys=True)))
     return "\n".join(parts)
 
 

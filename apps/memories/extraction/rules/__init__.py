@@ -47,6 +47,7 @@ from apps.memories.extraction.rules._types import (
     ExtractedMemory,
     Extraction,
 )
+from apps.memories.extraction.rules.injection import has_instructions, is_a_fact, is_markup_or_instructions
 from apps.memories.extraction.rules.relations import _relative_mentions
 from apps.memories.extraction.rules.vocabulary import COMMON_WORDS, SENTENCE_STARTERS
 
@@ -69,7 +70,9 @@ __all__ = [
     "Extraction",
     "clean_text",
     "extract",
+    "is_a_fact",
     "is_low_content",
+    "is_markup_or_instructions",
     "slugify",
 ]
 
@@ -159,8 +162,9 @@ def extract(text: str, *, scope: str = SCOPE_CONTACT, role: str = ROLE_USER) -> 
     context = _Context(scope=scope, case=case, own_name_slugs=set())
     found: list[_Found] = []
     mentions: list[tuple[int, ExtractedEntity]] = []
-    if role == ROLE_USER:
-        found = _apply_rules(scanned, context, RULES)
+    # a turn that addresses the model states no fact about the person; markup is no value (injection.py)
+    if role == ROLE_USER and not has_instructions(scanned):
+        found = [item for item in _apply_rules(scanned, context, RULES) if is_a_fact(item.predicate, item.slot)]
         mentions = _relative_mentions(scanned, case)
     entities = _merge_entities(found, mentions, _proper_names(scanned, case), context.own_name_slugs)
     episode = ExtractedMemory(
