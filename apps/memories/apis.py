@@ -17,7 +17,7 @@ from apps.memories.models import ContextEvent, MemoryRevision
 from apps.memories.selectors import memory_get, memory_history, memory_list
 from apps.memories.selectors_export import contact_export
 from apps.memories.serializers import MemoryOutputSerializer
-from apps.memories.store.editing import MAX_MEMORY_CHARS, memory_delete, memory_edit
+from apps.memories.store.editing import MAX_KEY_CHARS, MAX_MEMORY_CHARS, memory_delete, memory_edit, memory_put
 from apps.tenants.api import TenantAPIView
 
 
@@ -38,6 +38,13 @@ class MemoryListCreateApi(TenantAPIView):
         q = StrictCharField(max_length=500, required=False, default="")
         include_superseded = serializers.BooleanField(required=False, default=False)
         include_compressed = serializers.BooleanField(required=False, default=False)
+        key = StrictCharField(max_length=MAX_KEY_CHARS, required=False, default="")
+        key_prefix = StrictCharField(
+            max_length=MAX_KEY_CHARS,
+            required=False,
+            allow_blank=True,
+            help_text="Only keyed records (POST with a key).",
+        )
 
         def validate_type(self, value: str) -> list[str]:
             types = [scoring.SEED_TYPE_MAP.get(item.strip(), item.strip()) for item in value.split(",") if item.strip()]
@@ -52,6 +59,13 @@ class MemoryListCreateApi(TenantAPIView):
         contact_id = StrictCharField(max_length=255, required=False, allow_null=True)
         importance = serializers.FloatField(min_value=0.0, max_value=1.0, required=False, allow_null=True)
         is_pinned = serializers.BooleanField(required=False, default=False)
+        key = StrictCharField(
+            max_length=MAX_KEY_CHARS,
+            required=False,
+            help_text="Store a record under this key: an upsert in its scope, stored as given (no extraction, never "
+            "deduplicated or merged); 201 created, 200 updated.",
+        )
+        metadata = serializers.DictField(required=False, help_text="Kept with the memory (with a key: replaced).")
 
     @extend_schema(parameters=[FilterSerializer], responses=MemoryOutputSerializer(many=True))
     def get(self, request: Request) -> Response:
@@ -68,6 +82,8 @@ class MemoryListCreateApi(TenantAPIView):
             query=data["q"],
             include_superseded=data["include_superseded"],
             include_compressed=data["include_compressed"],
+            key=data["key"],
+            key_prefix=data.get("key_prefix"),
         )
         if data["scope"] == "contact" and contact is None:
             memories = memories.filter(contact__isnull=False)
@@ -81,6 +97,21 @@ class MemoryListCreateApi(TenantAPIView):
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         contact = contact_get(tenant=self.tenant, external_id=data["contact_id"]) if data.get("contact_id") else None
+        if data.get("key"):
+            put = memory_put(
+                tenant=self.tenant,
+                contact=contact,
+                key=data["key"],
+                content=data["content"],
+                memory_type=data["memory_type"],
+                metadata=data.get("metadata"),
+                importance=data.get("importance"),
+                is_pinned=data["is_pinned"],
+                actor=self.actor,
+            )
+            body = dict(MemoryOutputSerializer(memory_get(tenant=self.tenant, memory_id=put.memory.pk)).data)
+            body["action"] = put.action
+            return Response(body, status=status.HTTP_201_CREATED if put.action == "created" else status.HTTP_200_OK)
         change = memory_add(
             tenant=self.tenant,
             contact=contact,
@@ -88,6 +119,7 @@ class MemoryListCreateApi(TenantAPIView):
             content=data["content"],
             importance=data.get("importance"),
             is_pinned=data["is_pinned"],
+            metadata=data.get("metadata"),
             actor=self.actor,
         )
         if change.action == "skipped":

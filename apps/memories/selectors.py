@@ -41,8 +41,16 @@ def memory_list(
     query: str = "",
     include_superseded: bool = False,
     include_compressed: bool = False,
+    key: str = "",
+    key_prefix: str | None = None,
 ) -> QuerySet[Memory]:
+    """`key`: the keyed record with that key; `key_prefix` (even empty): only keyed records whose key starts
+    with it (editing.memory_put)."""
     memories = Memory.objects.filter(tenant=tenant, deleted_at__isnull=True)
+    if key:
+        memories = memories.filter(key=key)
+    elif key_prefix is not None:
+        memories = memories.exclude(key="").filter(key__startswith=key_prefix)
     if contact is not None:
         memories = memories.filter(contact=contact)
     elif tenant_scope_only:

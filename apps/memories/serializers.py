@@ -38,6 +38,7 @@ class MemoryOutputSerializer(serializers.ModelSerializer):
             "is_pinned",
             "expires_at",
             "slot",
+            "key",
             "sources",
             "source_event_ids",
             "entities",

@@ -708,6 +708,7 @@ def memory_add(
     actor: str,
     importance: float | None = None,
     is_pinned: bool = False,
+    metadata: dict[str, Any] | None = None,
 ) -> MemoryChange:
     """An explicit add (API, inspector): a seed type name is mapped, then the normal write path runs.
     A `working` memory (seed type) is an episode that expires with the session window."""
@@ -731,7 +732,7 @@ def memory_add(
                 if importance is not None
                 else scoring.type_defaults(memory_type, is_tenant_scope=contact is None)[0],
                 is_pinned=is_pinned,
-                metadata={"added_by": actor},
+                metadata={"added_by": actor, **(metadata or {})},
                 expires_at=working_memory_expiry(now) if is_working else None,
             )
         ],

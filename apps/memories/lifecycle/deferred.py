@@ -108,7 +108,7 @@ def near_duplicates_merge(*, tenant: Tenant, contact: Contact | None, session_id
         memory, neighbour = involved[memory_id], involved[neighbour_id]
         polarity_differs = memory.metadata.get("polarity", 0) != neighbour.metadata.get("polarity", 0)
         slots_differ = bool(memory.slot and neighbour.slot and memory.slot != neighbour.slot)
-        if polarity_differs or slots_differ:
+        if polarity_differs or slots_differ or memory.key or neighbour.key:  # a keyed record is the client's
             continue
         older, newer = sorted([memory, neighbour], key=lambda item: item.created_at)
         if memory_merge(survivor=older, absorbed=newer, actor=SYSTEM, similarity=similarity) is not None:

@@ -101,6 +101,13 @@ class Memory(UUIDModel):
         "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="supersedes"
     )
     slot = models.CharField(max_length=120, blank=True, default="", help_text="Subject+slot key for corrections.")
+    key = models.CharField(
+        max_length=255,
+        blank=True,
+        default="",
+        help_text="The client's key for a memory it stores as a record (POST /memories with a key: an upsert, never "
+        "deduplicated or merged); one current memory per key and scope. Empty for everything else.",
+    )
     outdated_by = models.ForeignKey(
         "self",
         on_delete=models.SET_NULL,
@@ -149,6 +156,7 @@ class Memory(UUIDModel):
             models.Index(fields=["tenant", "contact", "memory_type", "created_at"], name="memory_scope_type_idx"),
             models.Index(fields=["tenant", "contact", "content_hash"], name="memory_scope_hash_idx"),
             models.Index(fields=["tenant", "contact", "slot"], name="memory_scope_slot_idx", condition=~Q(slot="")),
+            models.Index(fields=["tenant", "contact", "key"], name="memory_scope_key_idx", condition=~Q(key="")),
             # the turn before / after a candidate episode in its conversation (retrieval's neighbour source),
             # in ledger order: time, then arrival where times tie
             models.Index(

@@ -27,6 +27,13 @@ class MemorySearchApi(TenantAPIView):
         )
         include_compressed = serializers.BooleanField(required=False, default=False)
         explain = serializers.BooleanField(required=False, default=False)
+        key_prefix = StrictCharField(
+            max_length=255,
+            required=False,
+            allow_blank=True,
+            help_text="Only keyed records (POST /memories with a key) whose key starts with this; each result then "
+            "carries its key, metadata, created_at and updated_at.",
+        )
 
     @extend_schema(request=InputSerializer, responses={200: dict})
     def post(self, request: Request) -> Response:
@@ -42,5 +49,6 @@ class MemorySearchApi(TenantAPIView):
             memory_types=data["memory_types"],
             include_compressed=data["include_compressed"],
             explain=data["explain"],
+            key_prefix=data.get("key_prefix"),
         )
         return Response(body)

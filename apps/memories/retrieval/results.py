@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from apps.contacts.models import Contact
 from apps.memories import scoring
+from apps.memories.models import Memory
 from apps.memories.retrieval.access import access_record
 from apps.memories.retrieval.search import memory_entities, memory_search
 from apps.tenants.models import Tenant
@@ -24,8 +25,11 @@ def search_payload(
     memory_types: Sequence[str] = (),
     include_compressed: bool = False,
     explain: bool = False,
+    key_prefix: str | None = None,
 ) -> dict[str, Any]:
-    """`contact` None searches the tenant's brain. `memory_types` may hold seed type names (mapped here)."""
+    """`contact` None searches the tenant's brain. `memory_types` may hold seed type names (mapped here).
+    `key_prefix` searches the keyed records under it only, and each row then carries its `key`, `metadata`,
+    `created_at` and `updated_at` (one more statement; a search without it reads nothing more)."""
     types = sorted({scoring.SEED_TYPE_MAP.get(name, name) for name in memory_types})
     result = memory_search(
         tenant=tenant,
@@ -34,6 +38,7 @@ def search_payload(
         top_k=top_k,
         memory_types=types,
         include_compressed=include_compressed,
+        key_prefix=key_prefix,
     )
     access_record(memory_ids=[item.memory.pk for item in result.results], at=timezone.now())
     entities = memory_entities(memory_ids=[item.memory.pk for item in result.results])
@@ -54,6 +59,21 @@ def search_payload(
         if explain:
             row["explain"] = item.explain()
         rows.append(row)
+    if key_prefix is not None:
+        records = Memory.objects.filter(tenant=tenant, pk__in=[row["id"] for row in rows]).values(
+            "id", "key", "metadata", "created_at", "updated_at"
+        )
+        keyed = {
+            str(record["id"]): {
+                "key": record["key"],
+                "metadata": record["metadata"],
+                "created_at": record["created_at"],
+                "updated_at": record["updated_at"],
+            }
+            for record in records
+        }
+        for row in rows:
+            row.update(keyed.get(row["id"], {}))
     body: dict[str, Any] = {"query": query, "results": rows}
     if explain:
         body["query_entities"] = [entity.key for entity in result.query_entities]

@@ -175,6 +175,7 @@ class _Scope:
     contact: Contact | None
     memory_types: tuple[str, ...]
     include_compressed: bool
+    key_prefix: str | None = None  # None: every memory; a string: only keyed records whose key starts with it
 
     @property
     def contact_id(self) -> Any | None:
@@ -189,6 +190,9 @@ class _Scope:
         if self.memory_types:
             sql += f" AND {alias}.memory_type = ANY(%(scope_types)s)"
             params["scope_types"] = list(self.memory_types)
+        if self.key_prefix is not None:
+            sql += f" AND {alias}.key <> '' AND starts_with({alias}.key, %(scope_key_prefix)s)"
+            params["scope_key_prefix"] = self.key_prefix
         params["scope_token"] = scope_token(tenant_id=self.tenant.pk, contact_id=self.contact_id)
         return sql, params
 
@@ -230,7 +234,9 @@ def _query_terms(scope: _Scope, query: str) -> _Terms:
     # a search restricted to some memory types counts only the links to those (a few facts among hundreds
     # of episodes must not make an entity look ubiquitous): the exact count, a heap visit per link
     current = (
-        f"JOIN memories_memory m ON m.id = me.memory_id WHERE {scope_sql} AND " if scope.memory_types else "WHERE "
+        f"JOIN memories_memory m ON m.id = me.memory_id WHERE {scope_sql} AND "
+        if scope.memory_types or scope.key_prefix is not None
+        else "WHERE "
     )
     with bound_cursor() as cursor:
         cursor.execute(
@@ -527,12 +533,14 @@ def memory_search(
     include_compressed: bool = False,
     now: datetime | None = None,
     query_vector: np.ndarray | None = None,
+    key_prefix: str | None = None,
 ) -> SearchResult:
     """Rank the scope's current memories for `query`. Reads only: access counts are recorded by the caller
-    through `access_record` (batched, off the request path)."""
+    through `access_record` (batched, off the request path). `key_prefix` narrows the scope to the keyed
+    records (memory_put) whose key starts with it."""
     now = now or timezone.now()
     weights = weights_for(tenant=tenant, is_tenant_scope=contact is None)
-    scope = _Scope(tenant, contact, tuple(memory_types), include_compressed)
+    scope = _Scope(tenant, contact, tuple(memory_types), include_compressed, key_prefix)
     if not query.strip():
         return _without_query(scope=scope, weights=weights, top_k=top_k, now=now)
     vector = query_vector if query_vector is not None else embed_query(query, tenant=tenant, contact=contact)

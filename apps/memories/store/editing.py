@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from django.db import transaction
+from typing import Any
+
+from django.db import connection, transaction
 from django.utils import timezone
 
 from apps.core.embeddings import content_hash
@@ -20,6 +22,7 @@ from apps.memories.store.writing import (
 )
 
 MAX_MEMORY_CHARS = 4000
+MAX_KEY_CHARS = 255
 
 
 def _validated_content(content: str) -> str:
@@ -124,3 +127,82 @@ def memory_correct(*, memory: Memory, content: str, actor: str) -> MemoryChange:
     if memory.is_current and change.memory.pk != memory.pk and change.action != "skipped":
         memory_supersede(old=memory, new=change.memory, actor=actor, at=timezone.now(), note="corrected")
     return change
+
+
+@transaction.atomic
+def memory_put(
+    *,
+    tenant: Any,
+    contact: Any,
+    key: str,
+    content: str,
+    memory_type: str,
+    actor: str,
+    metadata: dict[str, Any] | None = None,
+    importance: float | None = None,
+    is_pinned: bool = False,
+) -> MemoryChange:
+    """Store a client's record under `key` in its scope (the contact's, or the tenant's without a contact): the
+    current memory with that key is edited in place (content re-embedded, metadata replaced; one `edited`
+    revision), else one is created. A keyed record is the client's: stored as given (no extraction), never
+    taken for a duplicate of another memory, never merged by consolidation, never superseded by a correction.
+    Returns the change: `created`, `updated`, or `unchanged` (the same record again)."""
+    if not key or len(key) > MAX_KEY_CHARS:
+        raise ApplicationError(f"key must be 1 to {MAX_KEY_CHARS} characters.", details={"key": ["1-255 characters."]})
+    memory_type = scoring.SEED_TYPE_MAP.get(memory_type, memory_type)
+    if memory_type not in scoring.MEMORY_TYPES:
+        raise ApplicationError(f"memory_type must be one of {', '.join(scoring.MEMORY_TYPES)} (or a seed type).")
+    content = _validated_content(content)
+    record = {"added_by": actor, **(metadata or {})}
+    with connection.cursor() as cursor:  # one writer per key: two first puts of a key must not both create
+        scope = f"{tenant.pk}:{contact.pk if contact is not None else ''}:{key}"
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"memory-key:{scope}"])
+    existing = (
+        Memory.objects.select_for_update()
+        .filter(tenant=tenant, contact=contact, key=key, deleted_at__isnull=True, valid_to__isnull=True)
+        .first()
+    )
+    if existing is None:
+        (change,) = memories_write(
+            tenant=tenant,
+            contact=contact,
+            candidates=[
+                Candidate(
+                    memory_type=memory_type,
+                    content=content,
+                    key=key,
+                    importance=importance
+                    if importance is not None
+                    else scoring.type_defaults(memory_type, is_tenant_scope=contact is None)[0],
+                    is_pinned=is_pinned,
+                    metadata=record,
+                )
+            ],
+            occurred_at=timezone.now(),
+            actor=actor,
+        )
+        return change
+    before = memory_snapshot(existing)
+    fields: list[str] = []
+    if content != existing.content:
+        existing.content, existing.content_hash = content, content_hash(content)
+        memories_vectors_refresh([existing])
+        fields += ["content", "content_hash", *EMBEDDING_FIELDS]
+    if memory_type != existing.memory_type:
+        existing.memory_type = memory_type
+        fields.append("memory_type")
+    if record != existing.metadata:
+        existing.metadata = record
+        fields.append("metadata")
+    if importance is not None and importance != existing.importance:
+        existing.importance = existing.base_importance = importance
+        fields += ["importance", "base_importance"]
+    if is_pinned != existing.is_pinned:
+        existing.is_pinned = is_pinned
+        fields.append("is_pinned")
+    if not fields:
+        return MemoryChange(memory=existing, action="unchanged")
+    existing.accessed_at = timezone.now()
+    existing.save(update_fields=[*fields, "accessed_at", "updated_at"])
+    revision_record(memory=existing, action=MemoryRevision.Action.EDITED, actor=actor, before=before, note="put by key")
+    return MemoryChange(memory=existing, action="updated")

@@ -56,6 +56,7 @@ class Candidate:
     source_session_id: str = ""  # the conversation it came from (session compression and retrieval group by it)
     index_terms: str = ""  # indexed and embedded with the content (an episode's date)
     decay_rate: float | None = None  # overrides the type's default (session summaries decay like episodes)
+    key: str = ""  # a client's keyed record (editing.memory_put): stored as given, never a duplicate or a correction
 
     @property
     def text_to_embed(self) -> str:
@@ -567,8 +568,10 @@ def memories_write(
 def _duplicate_of(
     *, writer: _ScopeWriter, candidate: Candidate, vector: np.ndarray, new_hash: str, sample: _ScopeSample
 ) -> tuple[Memory, str] | None:
+    if candidate.key:
+        return None  # a keyed record is the client's: stored as given (editing.memory_put)
     exact = writer.by_hash.get((candidate.memory_type, new_hash))
-    if exact is not None:
+    if exact is not None and not exact.key:
         return exact, "same content"
     match = sample.best_match(vector, candidate.memory_type)
     if match is None:
@@ -579,7 +582,7 @@ def _duplicate_of(
     ):
         return None
     existing = writer.get(memory_id)
-    if existing is None or (candidate.slot and existing.slot == candidate.slot):
+    if existing is None or existing.key or (candidate.slot and existing.slot == candidate.slot):
         # same slot with different content is a correction, not a duplicate
         return None
     return existing, f"cosine {similarity:.3f}"
@@ -589,7 +592,9 @@ def _replaced_by(
     *, writer: _ScopeWriter, candidate: Candidate, vector: np.ndarray, new_hash: str, sample: _ScopeSample
 ) -> list[Memory]:
     """Current memories the candidate replaces: same slot with other content, or (explicit correction /
-    flipped preference) the closest memory of the type."""
+    flipped preference) the closest memory of the type. A keyed record replaces nothing (memory_put edits it)."""
+    if candidate.key:
+        return []
     if candidate.slot:
         holders = writer.by_slot.get((candidate.memory_type, candidate.slot), [])
         return [memory for memory in holders if memory.content_hash != new_hash]
@@ -669,6 +674,7 @@ def _write_one(
         occurred_at=occurred_at,
         valid_from=occurred_at,
         slot=candidate.slot[:120],
+        key=candidate.key,
         index_terms=candidate.index_terms[:INDEX_TERMS_LENGTH],
         source_session_id=candidate.source_session_id[:255],
         is_pinned=candidate.is_pinned,

@@ -189,7 +189,7 @@ def page_parser(item: Callable[[Any], T]) -> Callable[[Any], Page[T]]:
 def list_params(filters: Mapping[str, Any], *, limit: int, offset: int) -> dict[str, Any]:
     params: dict[str, Any] = {}
     for name, value in filters.items():
-        if value is None or value == "" or value is False:
+        if value is None or (value == "" and name != "key_prefix") or value is False:
             continue
         if isinstance(value, bool):
             params[name] = "true"
@@ -208,9 +208,11 @@ def search_body(
     memory_types: Sequence[str] | None,
     include_compressed: bool,
     explain: bool,
+    key_prefix: str | None = None,
 ) -> dict[str, Any]:
     return _without_none(
         {
+            "key_prefix": key_prefix,
             "query": query,
             "contact_id": contact_id,
             "top_k": top_k,

@@ -87,6 +87,7 @@ def search(
     memory_types: Sequence[str] | None,
     include_compressed: bool,
     explain: bool,
+    key_prefix: str | None = None,
 ) -> Call[SearchResults]:
     body = search_body(
         query,
@@ -95,6 +96,7 @@ def search(
         memory_types=memory_types,
         include_compressed=include_compressed,
         explain=explain,
+        key_prefix=key_prefix,
     )
     return Call("POST", f"{API_PREFIX}/memories/search", SearchResults.from_json, json=body)
 

@@ -174,8 +174,10 @@ class Engram:
         memory_types: Sequence[str] | None = None,
         include_compressed: bool = False,
         explain: bool = False,
+        key_prefix: str | None = None,
     ) -> SearchResults:
-        """Ranked memories of a contact (or of the brain without `contact_id`), each with its score."""
+        """Ranked memories of a contact (or of the brain without `contact_id`), each with its score.
+        `key_prefix`: only the keyed records (`memories.put`) whose key starts with it."""
         return self._send(
             ops.search(
                 query,
@@ -184,6 +186,7 @@ class Engram:
                 memory_types=memory_types,
                 include_compressed=include_compressed,
                 explain=explain,
+                key_prefix=key_prefix,
             )
         )
 
@@ -265,6 +268,31 @@ class Memories:
             )
         )
 
+    def put(
+        self,
+        key: str,
+        content: str,
+        *,
+        contact_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        memory_type: str = "fact",
+        importance: float | None = None,
+        is_pinned: bool = False,
+    ) -> Memory:
+        """Store a record under `key` in its scope (the contact's, or the brain's): created, or edited in place
+        when the key holds one. Stored as given: never merged with another memory. Safe to retry."""
+        return self._client._send(
+            ops.memory_add(
+                content,
+                memory_type=memory_type,
+                contact_id=contact_id,
+                importance=importance,
+                is_pinned=is_pinned,
+                key=key,
+                metadata=metadata if metadata is not None else {},
+            )
+        )
+
     def get(self, memory_id: str) -> Memory:
         return self._client._send(ops.memory_get(memory_id))
 
@@ -278,10 +306,13 @@ class Memories:
         q: str = "",
         include_superseded: bool = False,
         include_compressed: bool = False,
+        key: str = "",
+        key_prefix: str | None = None,
         page_size: int = 50,
     ) -> Iterator[Memory]:
         """Memories, newest first, fetched `page_size` at a time as you iterate. `scope`: all, tenant (the
-        brain), contact (every contact's)."""
+        brain), contact (every contact's). `key`: the record with that key; `key_prefix` (even ""): only keyed
+        records whose key starts with it."""
         filters = {
             "contact_id": contact_id,
             "scope": None if scope == "all" else scope,
@@ -290,6 +321,8 @@ class Memories:
             "q": q,
             "include_superseded": include_superseded,
             "include_compressed": include_compressed,
+            "key": key,
+            "key_prefix": key_prefix,
         }
         return self._client._pages(
             lambda limit, offset: ops.memory_page(filters, limit=limit, offset=offset), page_size

@@ -119,6 +119,11 @@ class SearchHit:
     sources: list[str]
     entities: list[str]
     explain: dict[str, Any] | None = None
+    # a search narrowed to keyed records (key_prefix) also returns each record's key, metadata and times
+    key: str | None = None
+    metadata: dict[str, Any] | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> SearchHit:
@@ -134,6 +139,10 @@ class SearchHit:
             sources=_strings(data.get("sources")),
             entities=_strings(data.get("entities")),
             explain=_optional_dict(data.get("explain")),
+            key=data.get("key"),
+            metadata=_optional_dict(data.get("metadata")),
+            created_at=_dt(data.get("created_at")),
+            updated_at=_dt(data.get("updated_at")),
         )
 
 
