@@ -162,7 +162,9 @@ def test_bench_load_writes_and_reads_through_a_live_server_and_reports_the_queue
     assert "msg/s" in out.getvalue()
     # the embedder alone, before and after, and the ingest rate against it
     assert [run["turns_per_second"] > 0 for run in report["bound"]["runs"]] == [True, True]
-    assert report["ratio"] == round(report["ingest_messages_per_second"] / report["bound"]["turns_per_second"], 3)
+    # the command divides by the bound before rounding it (to 0.1): the printed figures give the ratio within 1%
+    expected = report["ingest_messages_per_second"] / report["bound"]["turns_per_second"]
+    assert report["ratio"] == pytest.approx(expected, rel=0.01, abs=0.001)
     assert report["per_message_ms"]["embedding"] > 0 and report["per_message_ms"]["sql"] > 0
     assert "ratio" in out.getvalue() and "per ingested message" in out.getvalue()
 
