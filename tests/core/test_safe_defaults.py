@@ -94,7 +94,6 @@ def stack(test_database_url) -> Iterator[str]:
 DEBUG_MARKERS = ["Traceback", "URLconf", "DATABASE_URL", "REDIS_URL", "SECRET_KEY", "settings.py", "Django Version"]
 
 
-@pytest.mark.django_db(transaction=True)
 def test_the_stack_make_run_starts_serves_no_debug_page(stack):
     probes = {
         "/no-such-page/": 404,
