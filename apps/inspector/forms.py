@@ -53,9 +53,10 @@ class ContactFilterForm(forms.Form):
 
 
 class ContextPreviewForm(forms.Form):
-    """The same inputs as GET /context: a query and an optional token budget (default: the stage's)."""
+    """The same inputs as GET /context, under the same names: `query` and an optional `token_budget` (default:
+    the stage's), so a preview's URL reads like the API call it previews."""
 
-    q = forms.CharField(required=False, max_length=4000, label="Query")
+    query = forms.CharField(required=False, max_length=4000, label="Query")
     token_budget = forms.IntegerField(
         required=False, min_value=0, max_value=32000, label="Token budget", help_text="empty: the stage's budget"
     )

@@ -129,13 +129,16 @@ def context_preview(request: InspectorRequest, contact_id: str) -> HttpResponse:
     """Exactly the body GET /api/v1/context/{contact_id}?explain=true returns, and why each memory is in it."""
     tenant = request.tenant
     contact = selectors.contact_for_inspector(tenant=tenant, contact_id=contact_id)
-    form = ContextPreviewForm(request.GET or None)
+    params = request.GET.copy()
+    if "query" not in params and "q" in params:  # links made before the preview took the API's names
+        params["query"] = params.pop("q")[-1]
+    form = ContextPreviewForm(params or None)
     context: dict[str, Any] = {"contact": contact, "form": form, "body": None}
     if form.is_bound and form.is_valid():
         body = context_payload(
             tenant=tenant,
             contact=contact,
-            query=form.cleaned_data["q"] or "",
+            query=form.cleaned_data["query"] or "",
             conversation=None,
             token_budget=form.cleaned_data["token_budget"],
             explain=True,

@@ -16,9 +16,10 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from apps.contacts.models import ContactState
+from apps.contacts.models import Contact, ContactState
+from apps.conversations.models import Conversation
 from apps.knowledge.services import document_create
-from apps.memories.ingest.services import memory_add
+from apps.memories.ingest.services import IngestItem, ingest_messages, memory_add
 from apps.memories.lifecycle.processor import events_process
 from tests.factories import ApiKeyFactory, ContactFactory, MembershipFactory, TenantFactory, UserFactory
 from tests.inspector.conftest import PASSWORD, seed_contact
@@ -38,6 +39,11 @@ CHROMIUM_ARGS = [
 DESKTOP = {"width": 1280, "height": 860}
 PHONE = {"width": 390, "height": 844}
 WORK = "Works at Infosys in Chennai"
+# Ids as real clients send them: up to the API's 255 characters and without a space (a URN, a hash, a CRM key;
+# a contact id has no "/": it is part of URLs).
+LONG_CONTACT_ID = ("urn:crm.example.com:contact:sha256:" + "9f86d081884c7d65" * 16)[:255]
+LONG_CONVERSATION_ID = ("conv:" + "a3f1c2e4b5d6" * 22)[:255]
+LONG_MESSAGE_ID = ("msg:" + "0123456789abcdef" * 16)[:255]
 
 pytestmark = [
     pytest.mark.browser,
@@ -155,7 +161,7 @@ def test_owner_finds_why_the_ai_said_something_edits_and_deletes_it(page, live_s
 
     # context preview: the memory, its score breakdown and the message it came from
     page.click("a:has-text('Context preview')")
-    page.fill("input[name=q]", "where does he work")
+    page.fill("input[name=query]", "where does he work")
     page.click("button:has-text('Preview')")
     item = page.locator(".why-item", has_text=WORK)
     expect(item).to_be_visible()
@@ -163,7 +169,7 @@ def test_owner_finds_why_the_ai_said_something_edits_and_deletes_it(page, live_s
     expect(item.locator(".signals")).to_contain_text("similarity")
     expect(item.locator(".sources")).to_contain_text("Hi, I'm Arjun. I work at Infosys in Chennai.")
     expect(page.locator("[data-testid=context-text]")).to_contain_text(f"[FACT] {WORK}")
-    assert parse_qs(urlparse(page.url).query)["q"] == ["where does he work"]  # a shareable URL
+    assert parse_qs(urlparse(page.url).query)["query"] == ["where does he work"]  # a shareable URL
     page.set_viewport_size({"width": DESKTOP["width"], "height": 1100})
     screenshot(page, "context-preview.png", full_page=False)  # the top: budget, the first memories, the JSON
     page.set_viewport_size(DESKTOP)
@@ -200,7 +206,7 @@ def test_owner_finds_why_the_ai_said_something_edits_and_deletes_it(page, live_s
 
     # the next GET /context no longer contains it, and neither does the preview
     assert "Works at Infosys in Bangalore" not in context_contents(page, base, world["api_key"], "where does he work")
-    page.goto(f"{base}/inspector/contacts/{world['arjun'].contact.pk}/context/?q=where+does+he+work")
+    page.goto(f"{base}/inspector/contacts/{world['arjun'].contact.pk}/context/?query=where+does+he+work")
     expect(page.locator("[data-testid=context-text]")).not_to_contain_text("Works at Infosys in Bangalore")
     expect(page.locator(".why-list")).not_to_contain_text("Works at Infosys in Bangalore")
 
@@ -233,7 +239,7 @@ def test_an_owner_cannot_reach_another_tenants_pages(page, live_server, world):
     zed_memory = zed.contact.memories.first()
     for path in (
         f"/inspector/contacts/{zed.contact.pk}/",
-        f"/inspector/contacts/{zed.contact.pk}/context/?q=work",
+        f"/inspector/contacts/{zed.contact.pk}/context/?query=work",
         f"/inspector/memories/{zed_memory.pk}/",
         f"/inspector/memories/{zed_memory.pk}/delete/",
     ):
@@ -272,3 +278,139 @@ def test_brain_knowledge_upload_search_and_phone_layout(page, live_server, world
     page.goto(f"{base}/inspector/contacts/{world['arjun'].contact.pk}/")
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
     screenshot(page, "contact-phone.png")
+
+
+def sideways_overflow(page) -> list[str]:
+    """Nothing when the page does not scroll sideways (document.documentElement.scrollWidth <= clientWidth);
+    otherwise what sticks out past the viewport (elements, and the parents of text runs), to say why."""
+    return page.evaluate(
+        """() => {
+            const root = document.documentElement;
+            if (root.scrollWidth <= root.clientWidth) return [];
+            const past = rect => rect.right > root.clientWidth;
+            const texts = [...document.querySelectorAll('body *')].flatMap(element => [...element.childNodes])
+                .filter(node => node.nodeType === Node.TEXT_NODE && node.textContent.trim())
+                .filter(node => { const range = document.createRange(); range.selectNodeContents(node);
+                                  return past(range.getBoundingClientRect()); })
+                .map(node => node.parentElement);
+            const culprits = [...document.querySelectorAll('body *')]
+                .filter(element => past(element.getBoundingClientRect())).concat(texts)
+                .map(element => `${element.tagName.toLowerCase()}.${element.className}`);
+            return [`scrollWidth ${root.scrollWidth} > clientWidth ${root.clientWidth}`, ...new Set(culprits)];
+        }"""
+    )
+
+
+def off_screen(page, selector: str) -> list[str]:
+    """The texts of the visible elements matching `selector` whose right edge is past the viewport."""
+    return page.evaluate(
+        """selector => [...document.querySelectorAll(selector)]
+            .filter(element => element.getClientRects().length)
+            .filter(element => element.getBoundingClientRect().right > document.documentElement.clientWidth)
+            .map(element => element.textContent.trim())""",
+        selector,
+    )
+
+
+def test_long_ids_keep_the_pages_on_screen(page, live_server, world):
+    """A 255-character contact id without a space (and conversation and message ids as long) at 1280 px: no page
+    scrolls sideways, every column of the contacts table and the contact page's buttons stay on screen, the id is
+    cut with its whole value in the tooltip, and Copy puts the whole id on the clipboard. Then on a phone."""
+    tenant = world["tenant"]
+    ingest_messages(
+        tenant=tenant,
+        items=[
+            IngestItem(
+                contact_id=LONG_CONTACT_ID,
+                conversation_id=LONG_CONVERSATION_ID,
+                message="I work at Infosys in Chennai.",
+                message_id=LONG_MESSAGE_ID,
+                channel="whatsapp",
+            )
+        ],
+        actor="test",
+    )
+    events_process()
+    contact = Contact.objects.get(tenant=tenant, external_id=LONG_CONTACT_ID)
+    conversation = Conversation.objects.get(tenant=tenant, external_id=LONG_CONVERSATION_ID)
+    ContactState.objects.filter(contact=contact).update(relationship_stage="established")
+    memory = contact.memories.get(content=WORK)
+    base = live_server.url
+    log_in(page, base, "olivia")
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=base)
+
+    # the contacts list: the id is the row's name (no display name) and its id line
+    results = page.locator("#contact-results")
+    expect(results).to_contain_text(LONG_CONTACT_ID[:40])
+    assert sideways_overflow(page) == []
+    assert off_screen(page, ".contacts-table th") == []
+    assert off_screen(page, ".contacts-table td") == []
+    assert page.locator(".contacts-table th").count() == 7
+    row_id = results.locator(f".long-id[title='{LONG_CONTACT_ID}']")
+    expect(row_id).to_be_visible()
+    assert row_id.locator(".long-id-text").evaluate("element => element.scrollWidth > element.clientWidth")  # cut
+    expect(results.locator("a.strong", has_text=LONG_CONTACT_ID[:40])).to_have_attribute("title", LONG_CONTACT_ID)
+    row_id.locator("button.copy-id").click()
+    expect(row_id.locator("button.copy-id")).to_have_text("Copied")
+    assert page.evaluate("navigator.clipboard.readText()") == LONG_CONTACT_ID
+    screenshot(page, "contacts-long-id.png")
+
+    # the contact page: header, buttons and cards on screen
+    results.locator("a.strong", has_text=LONG_CONTACT_ID[:40]).click()
+    expect(page.locator(".page-head .long-id")).to_have_attribute("title", LONG_CONTACT_ID)
+    expect(page.locator("#memories")).to_contain_text(WORK)
+    assert sideways_overflow(page) == []
+    assert off_screen(page, ".page-head .actions a, .card, .page-head .id-line > *") == []
+    expect(page.locator(".plain-list a.one-line")).to_have_attribute("title", LONG_CONVERSATION_ID)
+    screenshot(page, "contact-long-id.png")
+
+    # every other page that shows these ids
+    pages = {
+        "context preview": f"/inspector/contacts/{contact.pk}/context/?query=where+does+he+work",
+        "memory": f"/inspector/memories/{memory.pk}/",
+        "conversation": f"/inspector/conversations/{conversation.pk}/",
+    }
+    for name, path in pages.items():
+        page.goto(base + path)
+        expect(page.locator("main")).to_contain_text(LONG_CONTACT_ID[:40] if name != "conversation" else "Infosys")
+        assert sideways_overflow(page) == [], name
+    expect(page.locator(".bubble .long-id")).to_have_attribute("title", LONG_MESSAGE_ID)
+    expect(page.locator(".page-head .long-id")).to_have_attribute("title", LONG_CONVERSATION_ID)
+
+    page.set_viewport_size(PHONE)
+    for path in ("/inspector/contacts/", f"/inspector/contacts/{contact.pk}/", *pages.values()):
+        page.goto(base + path)
+        assert sideways_overflow(page) == [], path
+    page.goto(f"{base}/inspector/contacts/")
+    assert off_screen(page, ".contacts-table td, .contacts-table td > *") == []  # the card clips what would overflow
+    long_row = page.locator(".contacts-table tr", has_text=LONG_CONTACT_ID[:40])
+    expect(long_row.locator("td[data-label=Stage]")).to_be_visible()
+
+
+def test_the_context_preview_opens_from_its_url_and_keeps_it_current(page, live_server, world):
+    """A preview can be linked and bookmarked: `query` and `token_budget` in the URL fill the form and assemble
+    the context; as the user types, the URL follows (replaced, not one history entry per keystroke), so a reload
+    or a copied link shows the same preview."""
+    base = live_server.url
+    log_in(page, base, "olivia")
+    preview = f"{base}/inspector/contacts/{world['arjun'].contact.pk}/context/"
+    page.goto(f"{preview}?query=where+does+he+work&token_budget=300")
+    expect(page.locator("#id_query")).to_have_value("where does he work")
+    expect(page.locator("#id_token_budget")).to_have_value("300")
+    expect(page.locator(".why-list")).to_contain_text("I work at Infosys in Chennai.")
+    expect(page.locator(".budget")).to_contain_text("of 300 memory tokens used (budget set here")
+    entries = page.evaluate("history.length")
+
+    page.fill("#id_query", "what is the name of his dog")
+    page.wait_for_url(lambda url: parse_qs(urlparse(url).query).get("query") == ["what is the name of his dog"])
+    expect(page.locator(".why-list")).to_contain_text("Bruno")
+    page.fill("#id_token_budget", "12")
+    page.wait_for_url(lambda url: parse_qs(urlparse(url).query).get("token_budget") == ["12"])
+    expect(page.locator(".budget")).to_contain_text("of 12 memory tokens used")
+    assert parse_qs(urlparse(page.url).query)["query"] == ["what is the name of his dog"]
+    assert page.evaluate("history.length") == entries
+
+    page.goto(f"{preview}?query=what+is+the+name+of+his+dog&token_budget=12")  # the link a colleague was sent
+    expect(page.locator("#id_query")).to_have_value("what is the name of his dog")
+    expect(page.locator("#id_token_budget")).to_have_value("12")
+    expect(page.locator(".budget")).to_contain_text("of 12 memory tokens used")

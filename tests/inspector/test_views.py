@@ -73,7 +73,7 @@ def _object_urls(seeded, document) -> dict[str, tuple[str, str]]:
     contact = seeded.contact.pk
     return {
         "contact": ("get", f"/inspector/contacts/{contact}/"),
-        "context": ("get", f"/inspector/contacts/{contact}/context/?q=work"),
+        "context": ("get", f"/inspector/contacts/{contact}/context/?query=work"),
         "export": ("get", f"/inspector/contacts/{contact}/export.json"),
         "memory": ("get", f"/inspector/memories/{memory.pk}/"),
         "memory-edit": ("post", f"/inspector/memories/{memory.pk}/edit/"),
@@ -252,7 +252,7 @@ def test_htmx_posts_carry_the_csrf_token_in_a_header(owner, seeded):
 
 
 def _names(html: str) -> list[str]:
-    return re.findall(r'<a class="strong" href="/inspector/contacts/[^"]+/">([^<]+)</a>', html)
+    return re.findall(r'<a class="strong one-line" href="/inspector/contacts/[^"]+/" title="[^"]*">([^<]+)</a>', html)
 
 
 def test_contacts_search_and_filters(owner_client, tenant, seeded):
@@ -439,7 +439,7 @@ def test_delete_asks_first_then_records_and_leaves_context(owner_client, api, se
 def test_context_preview_is_exactly_what_get_context_returns(owner_client, api, seeded):
     query = "where does he work"
     api_body = api.get("/api/v1/context/arjun", {"query": query, "explain": "true"}).json()
-    html = owner_client.get(f"/inspector/contacts/{seeded.contact.pk}/context/", {"q": query}).content.decode()
+    html = owner_client.get(f"/inspector/contacts/{seeded.contact.pk}/context/", {"query": query}).content.decode()
     assert preview_ids(html) == [row["id"] for row in api_body["memories"]]
     assert api_body["memories"], "the seeded contact has an 'established' budget"
     shown = json.loads(unescape(re.search(r'data-testid="context-json">(.*?)</pre>', html, re.S).group(1)))
@@ -462,23 +462,41 @@ def test_a_context_preview_of_crisis_words_flags_no_one(owner_client, seeded, te
     from apps.contacts.models import CrisisReview
 
     url = f"/inspector/contacts/{seeded.contact.pk}/context/"
-    assert owner_client.get(url, {"q": "I want to die"}).status_code == 200
+    assert owner_client.get(url, {"query": "I want to die"}).status_code == 200
     assert not CrisisReview.objects.filter(tenant=tenant).exists()
     assert not ContactState.objects.filter(contact=seeded.contact, crisis_flag=True).exists()
 
 
 def test_context_preview_token_budget_and_validation(owner_client, seeded):
     url = f"/inspector/contacts/{seeded.contact.pk}/context/"
-    zero = owner_client.get(url, {"q": "work", "token_budget": "0"}).content.decode()
+    zero = owner_client.get(url, {"query": "work", "token_budget": "0"}).content.decode()
     assert preview_ids(zero) == [] and "No memory made it into context" in zero
-    small = owner_client.get(url, {"q": "work", "token_budget": "12"}).content.decode()
-    assert 1 <= len(preview_ids(small)) < len(preview_ids(owner_client.get(url, {"q": "work"}).content.decode()))
+    small = owner_client.get(url, {"query": "work", "token_budget": "12"}).content.decode()
+    assert 1 <= len(preview_ids(small)) < len(preview_ids(owner_client.get(url, {"query": "work"}).content.decode()))
     assert "dropped (did not fit the budget)" in small
-    bad = owner_client.get(url, {"q": "work", "token_budget": "-5"}).content.decode()
+    bad = owner_client.get(url, {"query": "work", "token_budget": "-5"}).content.decode()
     assert "token_budget: Ensure this value is greater than or equal to 0." in bad
     assert 'data-testid="context-json"' not in bad
-    partial = owner_client.get(url, {"q": "work"}, HTTP_HX_REQUEST="true").content.decode()
+    bad_partial = owner_client.get(url, {"query": "work", "token_budget": "x"}, HTTP_HX_REQUEST="true").content.decode()
+    assert '<p class="error card" role="alert">token_budget: Enter a whole number.' in bad_partial  # says why, in place
+    partial = owner_client.get(url, {"query": "work"}, HTTP_HX_REQUEST="true").content.decode()
     assert "<html" not in partial and 'data-testid="context-text"' in partial
+
+
+def test_context_preview_opens_prefilled_from_its_url(owner_client, seeded):
+    """A preview can be linked and bookmarked: `query` and `token_budget` (the API's names) prefill the form and
+    assemble the context; `q`, the name before, still works."""
+    url = f"/inspector/contacts/{seeded.contact.pk}/context/"
+    html = owner_client.get(url, {"query": "where does he work", "token_budget": "300"}).content.decode()
+    assert re.search(r'<input type="search" name="query" id="id_query" value="where does he work"', html)
+    assert re.search(r'<input type="number" name="token_budget" id="id_token_budget"[^>]* value="300"', html)
+    assert "budget set here" in html and "<strong>300</strong> memory tokens used" in html
+    assert preview_ids(html)  # the context was assembled
+    legacy = owner_client.get(url, {"q": "where does he work"}).content.decode()
+    assert 'value="where does he work"' in legacy and preview_ids(legacy) == preview_ids(
+        owner_client.get(url, {"query": "where does he work"}).content.decode()
+    )
+    assert 'data-testid="context-json"' not in owner_client.get(url).content.decode()  # nothing asked yet
 
 
 # --- tenant brain -----------------------------------------------------------------------------------------

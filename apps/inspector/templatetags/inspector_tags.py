@@ -48,3 +48,11 @@ def plain_value(value: Any) -> str:
 def spaced(value: Any) -> str:
     """access_frequency → access frequency."""
     return str(value).replace("_", " ")
+
+
+@register.inclusion_tag("inspector/partials/long_id.html")
+def long_id(value: Any, label: str = "id") -> dict[str, Any]:
+    """An id as clients send it (up to 255 characters, often without a space: URLs, hashes): shown on one
+    line, cut with an ellipsis where it would push the page wider, the whole of it in the tooltip and a
+    Copy button."""
+    return {"value": "" if value is None else str(value), "label": label}
