@@ -19,10 +19,19 @@ The value is a session setting, not `SET LOCAL`: requests run in autocommit, so 
 would end with the first statement. A setting changed inside a transaction that rolls back reverts to what it
 was before (PostgreSQL rolls GUCs back with the transaction): a rollback never widens the scope past the
 request's `none`. Pooling in transaction mode (PgBouncer) does not keep session settings: use session mode.
+
+A change that would be a no-op is not sent. Each connection remembers the value it was last given outside a
+transaction (inside one a rollback may revert it, so it is then unknown) and a new connection starts at its
+default (`-c app.tenant_id=…`); binding to the connection's default when the connection is known to be there
+already, or resetting it there, costs no round trip. That is the request-start `none` and the request-end
+reset of every web request under `make run` (the web's default is `none`), one statement each. Only a value
+equal to the default is skipped: if Django replaces the connection (its health check runs at the request's
+first statement), the new one starts at the default, which is then still the value the request meant.
 """
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
@@ -43,18 +52,61 @@ def _value(tenant_id: uuid.UUID | str | None) -> str:
     return str(uuid.UUID(str(tenant_id)))  # anything else is refused here, not by a cast in every policy
 
 
+_DEFAULT = re.compile(r"-c\s*app\.tenant_id=(\w+)")
+_UNKNOWN = ""
+BINDING_ATTRIBUTE = "engram_tenant_binding"  # on Django's connection: (the DB-API connection, its value)
+
+
+def _connection_default() -> str:
+    """The value a new connection starts at (the `-c app.tenant_id=…` of its options), or unknown."""
+    match = _DEFAULT.search(str(connection.settings_dict.get("OPTIONS", {}).get("options", "")))
+    return match.group(1) if match else _UNKNOWN
+
+
+def _known_value() -> str:
+    """What this connection's `app.tenant_id` is, as far as this module can be certain without asking."""
+    remembered = getattr(connection, BINDING_ATTRIBUTE, None)
+    if connection.connection is None or remembered is None or remembered[0] is not connection.connection:
+        return _connection_default()  # none open yet, or opened since this module last set it: its default
+    return str(remembered[1])
+
+
+def _remember(value: str) -> None:
+    certain = value != _UNKNOWN and not connection.in_atomic_block  # a rollback would revert it
+    setattr(connection, BINDING_ATTRIBUTE, (connection.connection, value if certain else _UNKNOWN))
+
+
+def _is_no_op(value: str) -> bool:
+    return value != _UNKNOWN and value == _connection_default() == _known_value()
+
+
+def _set(value: str) -> None:
+    if _is_no_op(value):
+        return
+    with connection.cursor() as cursor:  # opens the connection (or replaces a broken one) first
+        _remember(_UNKNOWN)  # until the statement has run
+        cursor.execute("SELECT set_config(%s, %s, false)", [SETTING, value])
+    _remember(value)
+
+
 def tenant_bind(tenant_id: uuid.UUID | str | None) -> None:
-    """Bind this connection to one tenant (a UUID), to every tenant (`all`) or to none (`none` / None)."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT set_config(%s, %s, false)", [SETTING, _value(tenant_id)])
+    """Bind this connection to one tenant (a UUID), to every tenant (`all`) or to none (`none` / None).
+    No round trip when the connection is known to be at that value already and it is its default."""
+    _set(_value(tenant_id))
 
 
 def tenant_reset() -> None:
-    """Back to the connection's default (its start-up `-c app.tenant_id=…`)."""
+    """Back to the connection's default (its start-up `-c app.tenant_id=…`); no round trip when it is known to
+    be there."""
     if connection.connection is None:  # closed meanwhile: the next connection starts at the default anyway
         return
+    default = _connection_default()
+    if _is_no_op(default):
+        return
     with connection.cursor() as cursor:
+        _remember(_UNKNOWN)
         cursor.execute(f"RESET {SETTING}")
+    _remember(default)
 
 
 def tenant_bound() -> str:
@@ -72,8 +124,7 @@ def tenant_scope(tenant_id: uuid.UUID | str | None) -> Iterator[None]:
     try:
         yield
     finally:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT set_config(%s, %s, false)", [SETTING, previous or NONE])
+        _set(previous or NONE)
 
 
 class TenantScopeMiddleware:

@@ -3,12 +3,15 @@ tenant filter — ORM or raw SQL — still sees one tenant only, and cannot writ
 
 from __future__ import annotations
 
+from typing import Any
+
 import psycopg
 import pytest
 from django.apps import apps
 from django.db import DatabaseError, connection, transaction
 from django.http import JsonResponse
 from django.test import override_settings
+from django.test.utils import CaptureQueriesContext
 from django.urls import path
 from rest_framework.decorators import api_view
 
@@ -189,3 +192,66 @@ def test_the_admin_binds_staff_to_every_tenant(admin_client, two_tenants):
     assert page.status_code == 200
     text = page.content.decode()
     assert "Bruno" in text and "Acme" in text
+
+
+@pytest.fixture
+def web_connection_default():
+    """This thread's connection as the web processes of `make run` open theirs: starting at `none`
+    (ENGRAM_TENANT_SCOPE_DEFAULT=none). Data made before; the connection reopened after, at the tests' `all`."""
+    options = connection.settings_dict["OPTIONS"]
+    before = options["options"]
+    assert "-c app.tenant_id=all" in before
+    connection.close()
+    options["options"] = before.replace("-c app.tenant_id=all", "-c app.tenant_id=none")
+    yield
+    connection.close()
+    options["options"] = before
+
+
+def _binding_kinds(queries: list[dict[str, Any]]) -> list[str]:
+    """The statements of a request that touch the binding: set (set_config), reset (RESET), read (current_setting,
+    the test views' own)."""
+    kinds = {"set_config": "set", "RESET": "reset", "current_setting": "read"}
+    return [
+        next(kind for word, kind in kinds.items() if word in query["sql"])
+        for query in queries
+        if "app.tenant_id" in query["sql"]
+    ]
+
+
+@override_settings(ROOT_URLCONF=__name__)
+@pytest.mark.django_db(transaction=True)
+def test_a_request_binds_no_tenant_without_a_round_trip_when_the_connection_is_unbound(
+    api, client, two_tenants, web_connection_default
+):
+    """Under `make run` a web connection starts at `none` and every request ends back there, so the request-start
+    bind to `none` and, for a request that bound nothing, the end's reset are no-ops: not sent. A request that
+    binds its key's tenant sends that bind and the reset it needs, and still sees its tenant only; a connection
+    left bound to a tenant is still unbound at the next request's start."""
+    mine, _ = two_tenants
+    mine_memories = Memory.objects.filter(tenant=mine).count()  # under `none`: the policy hides every row
+    assert mine_memories == 0
+    for round_number in range(3):  # the first on a fresh connection, then on the same one
+        with CaptureQueriesContext(connection) as queries:
+            body = api.get("/forgetful").json()
+        assert body["bound"] == str(mine.pk) and body["memories"] > 0
+        assert _binding_kinds(queries.captured_queries) == ["set", "read", "reset"], round_number
+        with CaptureQueriesContext(connection) as queries:
+            body = client.get("/anonymous").json()
+        assert body == {"memories": 0, "bound": NONE}
+        assert _binding_kinds(queries.captured_queries) == ["read"], round_number
+    assert tenant_bound() == NONE
+
+    tenant_bind(mine.pk)  # a binding the request did not make (a reset that failed): not skipped
+    with CaptureQueriesContext(connection) as queries:
+        body = client.get("/anonymous").json()
+    assert body == {"memories": 0, "bound": NONE}
+    assert _binding_kinds(queries.captured_queries) == ["set", "read"]  # back at `none`: no reset needed
+    tenant_bind(mine.pk)
+    with pytest.raises(RuntimeError), transaction.atomic():  # a value set inside a transaction is not certain:
+        tenant_bind(NONE)
+        raise RuntimeError
+    assert tenant_bound() == str(mine.pk)  # the rollback put the tenant back
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get("/anonymous").json() == {"memories": 0, "bound": NONE}
+    assert _binding_kinds(queries.captured_queries) == ["set", "read"]
