@@ -6,7 +6,7 @@ preference.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from apps.memories.extraction.rules._clauses import _ANYMORE, _Clause
@@ -142,6 +142,77 @@ def _preference(
 ) -> _Found:
     present = [entity for entity in entities if entity]
     return _Found(MEMORY_TYPE_PREFERENCE, predicate, present, slot=slot, polarity=polarity, is_possessive=is_possessive)
+
+
+# What a fact rule reads from its match: the words it states (None: the rule found nothing) and the entities
+# they name. The family modules keep only these readings; `_States` / `_Denies` are the rest of every handler.
+_Reading = Callable[[re.Match[str], _Clause, _Context], tuple[str | None, Sequence[ExtractedEntity | None]]]
+
+
+def _the_object(match: re.Match[str], clause: _Clause, context: _Context) -> tuple[str | None, list[None]]:
+    """The trimmed object as said, no entity: "I work as a nurse" -> "a nurse"."""
+    return _object(match, clause), []
+
+
+def _named(entity_type: str, *, max_tokens: int, allow_region: bool = False, name_is_said: bool = False) -> _Reading:
+    """The object and the entity its leading proper-name phrase names ("Tata Consultancy Services as a dev");
+    with ``name_is_said`` the phrase, when there is one, is what is stated (a place: "Canada last year" ->
+    "Canada")."""
+
+    def read(
+        match: re.Match[str], clause: _Clause, context: _Context
+    ) -> tuple[str | None, list[ExtractedEntity | None]]:
+        phrase = _leading_phrase(
+            _group(match, clause, "x"), context.case, max_tokens=max_tokens, allow_region=allow_region
+        )
+        entity = _entity(entity_type, phrase) if phrase else None
+        if name_is_said and phrase:
+            return phrase, [entity]
+        return _object(match, clause), [entity]
+
+    return read
+
+
+_Verb = str | Callable[[re.Match[str], _Clause], str]
+_Slot = str | None | Callable[[re.Match[str]], str | None]
+
+
+@dataclass(frozen=True)
+class _States:
+    """A fact rule's handler, as data: ``<verb> <what the reading found>`` with the entities it names, in
+    ``slot``. A verb or slot that depends on the words matched is a function of the match."""
+
+    verb: _Verb
+    reading: _Reading = _the_object
+    slot: _Slot = None
+    is_possessive: bool = False
+    is_correction: bool = False
+
+    def __call__(self, match: re.Match[str], clause: _Clause, context: _Context) -> list[_Found]:
+        said, entities = self.reading(match, clause, context)
+        if not said:
+            return []
+        verb = self.verb if isinstance(self.verb, str) else self.verb(match, clause)
+        slot = self.slot(match) if callable(self.slot) else self.slot
+        found = _fact(_predicate(verb, said), *entities, slot=slot, is_possessive=self.is_possessive)
+        found.is_correction = self.is_correction
+        return [found]
+
+
+@dataclass(frozen=True)
+class _Denies:
+    """A negated fact rule's handler, as data: "I'm not a nurse" -> ``negated`` + the object; "no longer" or
+    "anymore" -> ``no_longer`` + the object, a correction. Nothing where ``unless`` holds for the object
+    ("I don't have time")."""
+
+    no_longer: str
+    negated: str
+    unless: Callable[[str], bool] | None = None
+
+    def __call__(self, match: re.Match[str], clause: _Clause, context: _Context) -> list[_Found]:
+        if self.unless is not None and self.unless(_group(match, clause, "x")):
+            return []
+        return _negated_fact(match, clause, no_longer=self.no_longer, negated=self.negated)
 
 
 def _negated_fact(match: re.Match[str], clause: _Clause, *, no_longer: str, negated: str) -> list[_Found]:

@@ -1,5 +1,6 @@
 """What the user has: "I have / I've got X" (children, pets, conditions, …; not transient things like a
-headache or a meeting) and "I don't have / no longer have X" (docs/extraction.md, "Fact rules").
+headache or a meeting) and "I don't have / no longer have X" (docs/extraction.md, "Fact rules"). Each rule is
+a row: its pattern and what it states (`_States`, `_Denies`).
 """
 
 from __future__ import annotations
@@ -10,14 +11,12 @@ from apps.memories.extraction.rules._base import (
     _I,
     _X,
     _Context,
+    _Denies,
     _entity,
-    _fact,
-    _Found,
     _group,
-    _negated_fact,
     _object,
-    _predicate,
     _rule,
+    _States,
 )
 from apps.memories.extraction.rules._clauses import _Clause
 from apps.memories.extraction.rules._names import _person_name
@@ -59,39 +58,38 @@ def _owned_entities(raw: str, context: _Context) -> list[ExtractedEntity | None]
     return entities
 
 
-def _have_not(match: re.Match[str], clause: _Clause, context: _Context) -> list[_Found]:
-    raw = _group(match, clause, "x")
-    if _head_noun(raw) in _TRANSIENT_HEADS or _head_noun(raw) in ("idea", "time", "clue", "money"):
-        return []
-    return _negated_fact(match, clause, no_longer="no longer has", negated="doesn't have")
+def _is_no_possession(raw: str) -> bool:
+    return _head_noun(raw) in _TRANSIENT_HEADS or _head_noun(raw) in ("idea", "time", "clue", "money")
 
 
 HAVE_NOT = _rule(
     "have_not",
     rf"{_I}(?P<negation>don'?t|do\s+not|no\s+longer)\s+have\s+{_X}",
-    _have_not,
+    _Denies(no_longer="no longer has", negated="doesn't have", unless=_is_no_possession),
     triggers=_words("have"),
 )
 
 
-def _have(match: re.Match[str], clause: _Clause, context: _Context) -> list[_Found]:
+def _possession(
+    match: re.Match[str], clause: _Clause, context: _Context
+) -> tuple[str | None, list[ExtractedEntity | None]]:
+    """ "two kids", "a sister named Maya" (and Maya): only what starts like a lasting possession."""
     raw = _group(match, clause, "x")
     first = raw.split()[0].lower().strip(",.") if raw.split() else ""
     if not (first in _HAVE_STARTS or first.isdigit() or _is_pet(first) or _is_relation(first)):
-        return []
+        return None, []
     if _head_noun(raw) in _TRANSIENT_HEADS:
-        return []
+        return None, []
     obj = _object(match, clause)
     if not obj:
-        return []
-    entities = _owned_entities(raw, context)
-    return [_fact(_predicate("has", obj), *entities)]
+        return None, []
+    return obj, _owned_entities(raw, context)
 
 
 HAVE = _rule(
     "have",
     rf"(?:\bi\s*(?:'\s*ve|\s+have)\s+got|\bive\s+got|{_I}(?:also\s+|still\s+|now\s+|even\s+|actually\s+)?have"
     rf"|\bi\s*'\s*ve|\bive)\s+{_X}",
-    _have,
+    _States("has", _possession),
     triggers=_words("have ve ive got"),
 )
