@@ -31,10 +31,19 @@ BASE_DIR = Path(settings.BASE_DIR)
 
 
 class HttpError(RuntimeError):
-    def __init__(self, method: str, path: str, status: int, body: str, retry_after: str | None = None) -> None:
+    def __init__(
+        self,
+        method: str,
+        path: str,
+        status: int,
+        body: str,
+        retry_after: str | None = None,
+        milliseconds: float = 0.0,
+    ) -> None:
         super().__init__(f"{method} {path} → {status}: {body[:500]}")
         self.status = status
         self.retry_after = retry_after
+        self.milliseconds = milliseconds  # how long the answer took to come
 
 
 @dataclass(frozen=True)
@@ -61,7 +70,9 @@ class EngramClient:
         response = self.http.request(method, self.base_url + path, timeout=self.timeout, **kwargs)
         elapsed = (time.perf_counter() - started) * 1000
         if response.status_code >= 400:
-            raise HttpError(method, path, response.status_code, response.text, response.headers.get("Retry-After"))
+            raise HttpError(
+                method, path, response.status_code, response.text, response.headers.get("Retry-After"), elapsed
+            )
         return Timed(
             response.json() if response.content else None,
             elapsed,

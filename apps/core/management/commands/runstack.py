@@ -1,7 +1,11 @@
 """`make run`: migrate, seed the demo tenant, then run web + Celery worker + Celery beat together.
 
-The web server is gunicorn, as in production (`--preload`: the application, its views and the frozen
-start-up objects are loaded once and shared by the forked workers), sized by `web_workers()`.
+The web tier is gunicorn, as in production (`--preload`: the application, its views and the frozen start-up
+objects are loaded once and shared by the forked workers). By default (`--pools split`) it is two pools of sync
+workers on unix sockets under var/run — the read pool and the write pool, the latter at a lower CPU priority —
+behind `config/front.py` on the public port, which sends each request to its pool and answers 503 with
+Retry-After when a lane has no free worker within its wait (docs/architecture.md, "Sizing"). `--pools single`
+runs one pool of `web_workers()` workers on the port, as before issue 29.
 
 Ctrl-C (or SIGTERM) stops all three, then the embedded PostgreSQL and Redis this command started.
 With DATABASE_URL / REDIS_URL set, nothing embedded is started or stopped.
@@ -16,6 +20,8 @@ import subprocess
 import sys
 import time
 from argparse import ArgumentParser
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -45,6 +51,25 @@ def web_workers() -> int:
     return max(3, 2 * (os.cpu_count() or 1))
 
 
+def read_workers() -> int:
+    """The read pool: one more worker than cores, so the query embedding and PostgreSQL of one read overlap
+    with another's (docs/architecture.md, "Sizing")."""
+    return (os.cpu_count() or 1) + 1
+
+
+def write_workers() -> int:
+    """The write pool: one worker per core — a batch's embedding keeps one core busy, and writes run at a
+    lower priority, so on an idle machine they use every core and under reads they yield."""
+    return os.cpu_count() or 1
+
+
+def _niced(niceness: int) -> Callable[[], None]:
+    def lower_priority() -> None:
+        os.nice(niceness)
+
+    return lower_priority
+
+
 class Command(BaseCommand):
     help = "Run the whole Engram stack (web, worker, beat) in the foreground."
 
@@ -63,6 +88,24 @@ class Command(BaseCommand):
             type=int,
             default=int(os.environ.get("ENGRAM_WEB_THREADS", "1")),
             help="threads per gunicorn worker (above 1: the gthread worker class)",
+        )
+        parser.add_argument(
+            "--pools",
+            choices=("split", "single"),
+            default=os.environ.get("ENGRAM_WEB_POOLS", "split"),
+            help="split: a read pool and a write pool behind config/front.py (default); single: one pool",
+        )
+        parser.add_argument(
+            "--read-workers", type=int, default=int(os.environ.get("ENGRAM_READ_WORKERS", "0")) or read_workers()
+        )
+        parser.add_argument(
+            "--write-workers", type=int, default=int(os.environ.get("ENGRAM_WRITE_WORKERS", "0")) or write_workers()
+        )
+        parser.add_argument(
+            "--write-nice",
+            type=int,
+            default=int(os.environ.get("ENGRAM_WRITE_NICE", "10")),
+            help="the write pool's niceness (0: the reads' priority)",
         )
         parser.add_argument("--no-seed", action="store_true", help="do not seed the demo tenant")
 
@@ -93,29 +136,68 @@ class Command(BaseCommand):
             "PYTHONUNBUFFERED": "1",
         }
         python = sys.executable
-        commands = {
-            "web": [
-                python,
-                "-m",
-                "gunicorn",
-                "config.wsgi:application",
-                "--preload",
-                f"--workers={options['web_workers']}",
-                *(
-                    [f"--threads={options['web_threads']}", "--worker-class=gthread"]
-                    if options["web_threads"] > 1
-                    else []
-                ),
-                f"--bind={options['host']}:{options['port']}",
-                "--timeout=120",
-                *(
-                    ["--access-logfile=-", f"--access-logformat={ACCESS_LOG_FORMAT}"]
-                    if options["verbosity"] > 1
-                    else []
-                ),
-                "--error-logfile=-",
-            ],
-            "worker": [
+        web_env = {
+            **child_env,
+            "ENGRAM_STATEMENT_TIMEOUT_MS": os.environ.get("ENGRAM_STATEMENT_TIMEOUT_MS", "15000"),
+            # a web connection sees no tenant's rows until a request binds one (apps/core/tenancy.py)
+            "ENGRAM_TENANT_SCOPE_DEFAULT": "none",
+        }
+        logs = ["--access-logfile=-", f"--access-logformat={ACCESS_LOG_FORMAT}"] if options["verbosity"] > 1 else []
+        # no control socket: several gunicorn masters (and several stacks of one checkout) would share its path
+        gunicorn = [python, "-m", "gunicorn", "--timeout=120", "--no-control-socket", "--error-logfile=-", *logs]
+        bind = f"--bind={options['host']}:{options['port']}"
+        launches: dict[str, tuple[list[str], dict[str, str], int]] = {}  # name: (command, environment, niceness)
+        if options["pools"] == "split":
+            sockets = self._pool_sockets(options["port"])
+            pool = [*gunicorn, "config.wsgi:application", "--preload", "--proxy-protocol=v1"]
+            launches["reads"] = (
+                [*pool, f"--workers={options['read_workers']}", f"--bind=unix:{sockets['read']}"],
+                web_env,
+                0,
+            )
+            launches["writes"] = (
+                [*pool, f"--workers={options['write_workers']}", f"--bind=unix:{sockets['write']}"],
+                web_env,
+                options["write_nice"],
+            )
+            front_env = {
+                **child_env,
+                "ENGRAM_READ_SOCKET": str(sockets["read"]),
+                "ENGRAM_WRITE_SOCKET": str(sockets["write"]),
+                "ENGRAM_READ_SLOTS": str(options["read_workers"]),
+                "ENGRAM_WRITE_SLOTS": str(options["write_workers"]),
+            }
+            launches["front"] = (
+                [
+                    *gunicorn,
+                    "config.front:application_build()",
+                    "--workers=1",
+                    "--worker-class=gthread",
+                    f"--threads={os.environ.get('ENGRAM_FRONT_THREADS', '64')}",
+                    bind,
+                ],
+                front_env,
+                0,
+            )
+        else:
+            launches["web"] = (
+                [
+                    *gunicorn,
+                    "config.wsgi:application",
+                    "--preload",
+                    f"--workers={options['web_workers']}",
+                    *(
+                        [f"--threads={options['web_threads']}", "--worker-class=gthread"]
+                        if options["web_threads"] > 1
+                        else []
+                    ),
+                    bind,
+                ],
+                web_env,
+                0,
+            )
+        launches["worker"] = (
+            [
                 python,
                 "-m",
                 "celery",
@@ -126,7 +208,11 @@ class Command(BaseCommand):
                 f"--concurrency={options['concurrency']}",
                 "--hostname=engram@%h",
             ],
-            "beat": [
+            child_env,
+            0,
+        )
+        launches["beat"] = (
+            [
                 python,
                 "-m",
                 "celery",
@@ -137,15 +223,12 @@ class Command(BaseCommand):
                 "--scheduler=django_celery_beat.schedulers:DatabaseScheduler",
                 f"--pidfile={embedded.VAR_DIR / 'celerybeat.pid'}",
             ],
-        }
-        web_env = {
-            **child_env,
-            "ENGRAM_STATEMENT_TIMEOUT_MS": os.environ.get("ENGRAM_STATEMENT_TIMEOUT_MS", "15000"),
-            # a web connection sees no tenant's rows until a request binds one (apps/core/tenancy.py)
-            "ENGRAM_TENANT_SCOPE_DEFAULT": "none",
-        }
+            child_env,
+            0,
+        )
         processes = {
-            name: subprocess.Popen(cmd, env=web_env if name == "web" else child_env) for name, cmd in commands.items()
+            name: subprocess.Popen(command, env=env, preexec_fn=_niced(niceness) if niceness else None)
+            for name, (command, env, niceness) in launches.items()
         }
 
         base = f"http://{options['host']}:{options['port']}"
@@ -177,6 +260,17 @@ class Command(BaseCommand):
                 time.sleep(0.5)
         finally:
             self._shutdown(processes)
+
+    @staticmethod
+    def _pool_sockets(port: str) -> dict[str, Path]:
+        """The pools' unix sockets, one pair per port (several stacks may run from one checkout)."""
+        run_dir = embedded.VAR_DIR / "run"
+        run_dir.mkdir(parents=True, exist_ok=True)
+        os.chmod(run_dir, 0o700)  # only this user reaches the pools (they trust the front's PROXY line)
+        sockets = {lane: run_dir / f"{port}-{lane}.sock" for lane in ("read", "write")}
+        for path in sockets.values():
+            path.unlink(missing_ok=True)  # left by a stack that was killed
+        return sockets
 
     def _shutdown(self, processes: dict[str, subprocess.Popen[bytes]]) -> None:
         self.stdout.write("\nStopping web, worker and beat…")

@@ -24,6 +24,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
+from apps.conversations.models import Message
+from apps.core.tenancy import tenant_scope
 from apps.memories.benchmarks import locomo
 from apps.memories.benchmarks.bound import Bound, embedder_bound, sample_texts
 from apps.memories.benchmarks.end_to_end import bench_tenant
@@ -37,6 +39,9 @@ from apps.memories.benchmarks.stack import (
     running_stack,
     wait_drained,
 )
+from apps.memories.ingest.services import created_memory_ids
+from apps.memories.models import Memory
+from apps.tenants.models import Tenant
 from config.embedded import VAR_DIR
 
 
@@ -54,6 +59,20 @@ def _items(sample: dict[str, Any], contact_id: str) -> list[dict[str, Any]]:
         }
         for turn in locomo.turns(sample, stamping="spread")
     ]
+
+
+def accepted_kept(tenant: Tenant, *, message_ids: list[str], memory_ids: list[str]) -> dict[str, int]:
+    """How many of the messages answered 2xx are in the ledger, and of the memories those answers created
+    are still rows (a merge or supersession keeps the row), counted once the worker's queue has drained."""
+    with tenant_scope(tenant.pk):
+        messages = Message.objects.filter(tenant=tenant, external_id__in=message_ids).count()
+        memories = Memory.objects.filter(tenant=tenant, pk__in=memory_ids).count()
+    return {
+        "messages_accepted": len(set(message_ids)),
+        "messages_kept": messages,
+        "memories_created": len(set(memory_ids)),
+        "memories_kept": memories,
+    }
 
 
 PHASES = ("parse", "ledger", "state", "extraction", "embedding", "write", "sql", "redis", "enqueue", "other")
@@ -89,6 +108,25 @@ class _Load:
         self.phase_ms: dict[str, float] = defaultdict(float)  # the ingest answers' Server-Timing, summed
         self.profiled_messages = 0  # messages of the answers that carried one
         self.client_ms = 0.0  # those answers' time as the client measured it
+        self.shed: dict[str, int] = defaultdict(int)  # 429/503 with Retry-After, per endpoint
+        self.shed_wait_ms: dict[str, list[float]] = defaultdict(list)  # how long each refusal took to come
+        self.answer_ms: dict[str, list[float]] = defaultdict(list)  # first attempt → served, refusals included
+        self.accepted_ids: list[str] = []  # message ids of the batches answered 2xx
+        self.created_ids: list[str] = []  # memory ids those answers say were created
+
+    def refused(self, kind: str, exc: HttpError) -> float | None:
+        """A refusal with Retry-After (the server shed the request): counted, and the seconds to wait before
+        sending it again. None when it is an error instead (any other status, or no Retry-After)."""
+        if exc.status not in (429, 503) or not exc.retry_after:
+            return None
+        try:
+            seconds = float(exc.retry_after)
+        except ValueError:
+            return None
+        with self.lock:
+            self.shed[kind] += 1
+            self.shed_wait_ms[kind].append(exc.milliseconds)
+        return seconds
 
     def error(self, kind: str, exc: Exception) -> None:
         with self.lock:
@@ -122,8 +160,16 @@ class Command(BaseCommand):
         parser.add_argument(
             "--no-bound", action="store_true", help="skip measuring the embedder alone (no ratio printed)"
         )
+        parser.add_argument(
+            "--overload",
+            action="store_true",
+            help="the overload shape (issue 29): 10 writers (batches of 20), 40 readers, 300 s, 2 conversations "
+            "first; sets those options, the bound is not measured",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["overload"]:
+            options |= {"writers": 10, "readers": 40, "seconds": 300.0, "batch": 20, "warmup": 2, "no_bound": True}
         path = Path(options["path"])
         if not path.exists():
             raise CommandError(f"{path} not found (the dataset is read from ../shared/data, never copied here)")
@@ -223,6 +269,7 @@ class Command(BaseCommand):
                 poll=0.2,
                 on_poll=lambda depth, busy: depth_samples.append((round(time.monotonic() - started, 1), depth)),
             )
+            kept = accepted_kept(tenant, message_ids=load.accepted_ids, memory_ids=load.created_ids)
         finally:
             if not options["keep"]:
                 bench_tenant_delete(tenant)
@@ -239,6 +286,12 @@ class Command(BaseCommand):
             "reads": {
                 endpoint: locomo.percentiles(values) | {"n": len(values)} for endpoint, values in load.read_ms.items()
             },
+            "answered_ms": {
+                endpoint: locomo.percentiles(values) | {"n": len(values)} for endpoint, values in load.answer_ms.items()
+            },
+            "shed": dict(load.shed),
+            "shed_answer_ms": {endpoint: locomo.percentiles(values) for endpoint, values in load.shed_wait_ms.items()},
+            "accepted": kept,
             "errors": dict(load.errors),
             "error_samples": load.error_samples,
             "queue_depth": depth_samples,
@@ -262,12 +315,24 @@ class Command(BaseCommand):
                     if load.stop.is_set():
                         return
                     chunk = items[first : first + batch]
-                    try:
-                        answer = client.ingest_batch(chunk)
-                    except (HttpError, OSError) as exc:
-                        load.error("ingest", exc)
+                    answer = None
+                    while answer is None and not load.stop.is_set():
+                        try:
+                            answer = client.ingest_batch(chunk)
+                        except HttpError as exc:
+                            wait = load.refused("ingest", exc)
+                            if wait is None:
+                                load.error("ingest", exc)
+                                break
+                            load.stop.wait(wait)  # then the same batch again (its message ids make it safe)
+                        except OSError as exc:
+                            load.error("ingest", exc)
+                            break
+                    if answer is None:
                         continue
                     with load.lock:
+                        load.accepted_ids.extend(item["message_id"] for item in chunk)
+                        load.created_ids.extend(created_memory_ids(row["memories"] for row in answer.body["results"]))
                         load.ingested += len(chunk)
                         load.batch_ms.append(answer.milliseconds)
                         if answer.server_timing:
@@ -303,16 +368,27 @@ class Command(BaseCommand):
                 question = queues[sample_id][cursors[sample_id] % len(queues[sample_id])]
                 cursors[sample_id] += 1
                 for endpoint in ("context", "search"):
-                    try:
-                        if endpoint == "context":
-                            answer = client.context(contact_id=contact_id, query=question)
-                        else:
-                            answer = client.search(contact_id=contact_id, query=question, top_k=10)
-                    except (HttpError, OSError) as exc:
-                        load.error(endpoint, exc)
-                        continue
-                    with load.lock:
-                        load.read_ms[endpoint].append(answer.milliseconds)
+                    first_sent = time.monotonic()
+                    while not load.stop.is_set():
+                        try:
+                            if endpoint == "context":
+                                answer = client.context(contact_id=contact_id, query=question)
+                            else:
+                                answer = client.search(contact_id=contact_id, query=question, top_k=10)
+                        except HttpError as exc:
+                            wait = load.refused(endpoint, exc)
+                            if wait is None:
+                                load.error(endpoint, exc)
+                                break
+                            load.stop.wait(wait)  # the same question again after Retry-After
+                            continue
+                        except OSError as exc:
+                            load.error(endpoint, exc)
+                            break
+                        with load.lock:
+                            load.read_ms[endpoint].append(answer.milliseconds)
+                            load.answer_ms[endpoint].append((time.monotonic() - first_sent) * 1000)
+                        break
         finally:
             client.close()
 
@@ -342,6 +418,23 @@ class Command(BaseCommand):
                 f"  {endpoint:<8} n {cells['n']:6d}  "
                 f"p50 {cells['p50']} ms  p95 {cells['p95']} ms  p99 {cells['p99']} ms"
             )
+        for endpoint, cells in figures["answered_ms"].items():
+            if figures["shed"].get(endpoint):
+                self.stdout.write(
+                    f"  {endpoint:<8} refused {figures['shed'][endpoint]} times (503/429 with Retry-After, answered "
+                    f"in p95 {figures['shed_answer_ms'][endpoint]['p95']} ms); first attempt → served, waits "
+                    f"included: p50 {cells['p50']} ms  p95 {cells['p95']} ms"
+                )
+        if figures["shed"].get("ingest"):
+            self.stdout.write(
+                f"  ingest   refused {figures['shed']['ingest']} times (503/429 with Retry-After, answered in p95 "
+                f"{figures['shed_answer_ms']['ingest']['p95']} ms), each batch sent again after Retry-After"
+            )
+        kept = figures["accepted"]
+        self.stdout.write(
+            f"accepted and kept: {kept['messages_kept']} of {kept['messages_accepted']} messages answered 2xx are in "
+            f"the ledger, {kept['memories_kept']} of {kept['memories_created']} memories they created are stored"
+        )
         self.stdout.write(f"errors: {figures['errors'] or 0} {figures['error_samples'] or ''}")
         depths = figures["queue_depth"]
         sampled = depths[:: max(1, len(depths) // 12)]

@@ -111,6 +111,19 @@ def retry_after_seconds(response: httpx.Response) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
+def refused_before_work(response: httpx.Response) -> bool:
+    """A 503 `overloaded`: the server's front refused the request before any of it ran (its lane had no free
+    worker), so sending it again is safe whatever the call."""
+    if response.status_code != 503:
+        return False
+    try:
+        body = response.json()
+    except ValueError:
+        return False
+    error = body.get("error") if isinstance(body, dict) else None
+    return isinstance(error, dict) and error.get("code") == "overloaded"
+
+
 def error_from(response: httpx.Response) -> APIStatusError:
     code, message, details = "", f"HTTP {response.status_code}", None
     try:

@@ -19,6 +19,7 @@ from engram_client._core import (
     error_from,
     headers_for,
     read_body,
+    refused_before_work,
     resolve_settings,
     retry_after_seconds,
 )
@@ -109,7 +110,10 @@ class AsyncEngram:
                 if response.status_code < 400:
                     return call.parse(read_body(response))
                 delay = self.retry.delay_after_status(
-                    attempt, response.status_code, retry_after_seconds(response), call.retry_safe
+                    attempt,
+                    response.status_code,
+                    retry_after_seconds(response),
+                    call.retry_safe or refused_before_work(response),
                 )
                 if delay is None:
                     raise error_from(response)
