@@ -1,7 +1,10 @@
-"""LoCoMo through HTTP, as a client meets Engram: every conversation a contact of one shared tenant, turns
-sent with `POST /ingest/batch` as they arrive, every question asked with `POST /memories/search` twice —
-*fresh*, the moment the last batch has been answered, and *settled*, after the deferred consolidation of
-every conversation has run on the worker and the worker's queue has drained (docs/benchmarks.md).
+"""A development set through HTTP, as a client meets Engram: every conversation a contact of one shared
+tenant, turns sent with `POST /ingest/batch` as they arrive, every question asked with `POST /memories/search`
+twice — *fresh*, the moment the last batch has been answered, and *settled*, after the deferred consolidation
+of every conversation has run on the worker and the worker's queue has drained (docs/benchmarks.md).
+
+A question is asked as of its conversation's last turn (`as_of`): a replayed conversation is asked about at
+the time it ended, as a live one would be, so "last week" means the week before that, not before today.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from django.utils import timezone
 
 from apps.conversations.models import Conversation
 from apps.memories import dispatch
-from apps.memories.benchmarks import locomo
+from apps.memories.benchmarks import datasets
 from apps.memories.benchmarks.stack import EngramClient, bench_tenant_delete, wait_drained
 from apps.tenants.models import Tenant
 from apps.tenants.services import api_key_create, tenant_create
@@ -25,15 +28,16 @@ SETTLE_JOBS = ("deferred", "periodic")
 
 @dataclass
 class Phase:
-    """One moment's answers: recall per category and the search latency the client saw."""
+    """One moment's answers: per-question scores and the search latency the client saw."""
 
-    recall: locomo.Recall = field(default_factory=locomo.Recall)
+    scores: datasets.Scores = field(default_factory=datasets.Scores)
     latencies_ms: list[float] = field(default_factory=list)
     details: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
 class Run:
+    dataset: datasets.Dataset
     stamping: str
     turns: int = 0
     ingest_seconds: float = 0.0
@@ -43,73 +47,80 @@ class Run:
 
     def figures(self) -> dict[str, Any]:
         return {
+            "dataset": self.dataset.name,
             "stamping": self.stamping,
             "ingest": {
                 "turns": self.turns,
                 "seconds": round(self.ingest_seconds, 1),
                 "turns_per_second": round(self.turns / self.ingest_seconds, 1) if self.ingest_seconds else None,
-                "batch_ms": locomo.percentiles(self.batch_ms),
+                "batch_ms": datasets.percentiles(self.batch_ms),
             },
             "settle_seconds": round(self.settle_seconds, 1),
             "phases": {
-                name: {"recall": phase.recall.figures(), "search_ms": locomo.percentiles(phase.latencies_ms)}
+                name: {
+                    "recall": phase.scores.figures(self.dataset),
+                    "search_ms": datasets.percentiles(phase.latencies_ms),
+                }
                 for name, phase in self.phases.items()
             },
         }
 
 
-def message_id(sample_id: str, dia_id: str) -> str:
-    return f"{sample_id}:{dia_id}"
+def message_id(conversation_id: str, turn_id: str) -> str:
+    return f"{conversation_id}:{turn_id}"
 
 
-def ingest_bodies(sample: dict[str, Any], *, stamping: str) -> list[dict[str, Any]]:
+def ingest_bodies(conversation: datasets.Conversation) -> list[dict[str, Any]]:
     """The conversation as a chat client sends it: one contact, a conversation per session, the dataset's
     turn ids as message ids (prefixed: ids are unique per tenant)."""
-    sample_id = str(sample["sample_id"])
-    display_name = locomo.speakers(sample)
     return [
         {
-            "contact_id": sample_id,
-            "conversation_id": f"{sample_id}:session_{turn.session}",
+            "contact_id": conversation.id,
+            "conversation_id": f"{conversation.id}:session_{turn.session}",
             "message": turn.text,
-            "role": "user",
-            "message_id": message_id(sample_id, turn.dia_id),
+            "role": turn.role,
+            "message_id": message_id(conversation.id, turn.id),
             "speaker": turn.speaker,
             "occurred_at": turn.occurred_at.isoformat(),
-            "display_name": display_name,
+            "display_name": conversation.display_name,
         }
-        for turn in locomo.turns(sample, stamping=stamping)
+        for turn in conversation.turns
     ]
 
 
 def bench_tenant(*, label: str) -> tuple[Tenant, str]:
     run = timezone.now().strftime("%Y%m%d%H%M%S%f")
-    tenant = tenant_create(name=f"bench locomo http {label} {run}", slug=f"bench-http-{label}-{run}")
+    tenant = tenant_create(name=f"bench http {label} {run}", slug=f"bench-http-{label}-{run}"[:50])
     return tenant, api_key_create(tenant=tenant, name="bench").plaintext
 
 
-def ask_all(client: EngramClient, data: list[dict[str, Any]], *, phase: Phase, tick: Callable[[], None]) -> None:
-    for sample in data:
-        sample_id = str(sample["sample_id"])
-        prefix = f"{sample_id}:"
-        for qa in sample["qa"]:
-            evidence = locomo.evidence_ids(qa.get("evidence", []))
-            answer = client.search(contact_id=sample_id, query=str(qa["question"]), top_k=50)
-            phase.latencies_ms.append(answer.milliseconds)
-            ranked = locomo.ranked_turns(
-                [source.removeprefix(prefix) for source in row["sources"]] for row in answer.body["results"]
-            )
-            phase.recall.add(category=int(qa["category"]), ranked=ranked, evidence=evidence)
-            phase.details.append(
-                {
-                    "sample": sample_id,
-                    "question": qa["question"],
-                    "category": int(qa["category"]),
-                    "evidence": evidence,
-                    "ranked": ranked[:25],
-                }
-            )
-            tick()
+def ask_all(
+    client: EngramClient, dataset: datasets.Dataset, *, phase: Phase, tick: Callable[[], None], as_of: bool = True
+) -> None:
+    last_at = {conversation.id: conversation.last_at for conversation in dataset.conversations}
+    for question in dataset.questions:
+        prefix = f"{question.conversation}:"
+        answer = client.search(
+            contact_id=question.conversation,
+            query=question.text,
+            top_k=50,
+            as_of=last_at[question.conversation].isoformat() if as_of else None,
+        )
+        phase.latencies_ms.append(answer.milliseconds)
+        ranked = datasets.ranked_turns(
+            [source.removeprefix(prefix) for source in row["sources"]] for row in answer.body["results"]
+        )
+        phase.scores.add(question, ranked)
+        phase.details.append(
+            {
+                "conversation": question.conversation,
+                "question": question.text,
+                "category": question.category,
+                "evidence": list(question.evidence),
+                "ranked": ranked[:25],
+            }
+        )
+        tick()
 
 
 def settle(*, tenant: Tenant, jobs: tuple[str, ...], on_poll: Callable[[int, int], None] | None = None) -> float:
@@ -128,26 +139,35 @@ def settle(*, tenant: Tenant, jobs: tuple[str, ...], on_poll: Callable[[int, int
     return time.monotonic() - started
 
 
-def run_locomo_http(
+def run_http(
     *,
     base_url: str,
-    data: list[dict[str, Any]],
+    dataset: datasets.Dataset,
     stamping: str,
     batch: int,
     settle_jobs: tuple[str, ...],
     keep: bool,
     progress: Callable[[str, int], Callable[[], None]],
     on_poll: Callable[[int, int], None] | None = None,
+    reuse: Tenant | None = None,
 ) -> Run:
     """Ingest every conversation into one new tenant, ask every question fresh and settled; delete the
-    tenant afterwards unless `keep`."""
-    tenant, key = bench_tenant(label=stamping)
+    tenant afterwards unless `keep`. With `reuse` (a tenant a kept run filled), only ask, once ("reused")."""
+    label = f"{dataset.name.lower()}-{stamping}"
+    if reuse is not None:
+        tenant, key = reuse, api_key_create(tenant=reuse, name="bench reuse").plaintext
+    else:
+        tenant, key = bench_tenant(label=label)
     client = EngramClient(base_url, key)
-    run = Run(stamping=stamping)
+    run = Run(dataset=dataset, stamping=stamping)
     try:
-        bodies = [ingest_bodies(sample, stamping=stamping) for sample in data]
+        if reuse is not None:
+            run.phases["reused"] = Phase()
+            ask_all(client, dataset, phase=run.phases["reused"], tick=progress("questions", len(dataset.questions)))
+            return run
+        bodies = [ingest_bodies(conversation) for conversation in dataset.conversations]
         run.turns = sum(len(items) for items in bodies)
-        tick = progress(f"ingest ({stamping} stamps)", run.turns)
+        tick = progress(f"{dataset.name} ingest ({stamping} stamps)", run.turns)
         started = time.perf_counter()
         for items in bodies:
             for first in range(0, len(items), batch):
@@ -157,14 +177,18 @@ def run_locomo_http(
                 for _ in chunk:
                     tick()
         run.ingest_seconds = time.perf_counter() - started
-        questions = sum(len(sample["qa"]) for sample in data)
+        questions = len(dataset.questions)
         run.phases["fresh"] = Phase()
-        ask_all(client, data, phase=run.phases["fresh"], tick=progress("questions, fresh", questions))
+        ask_all(
+            client, dataset, phase=run.phases["fresh"], tick=progress(f"{dataset.name} questions, fresh", questions)
+        )
         run.settle_seconds = settle(tenant=tenant, jobs=settle_jobs, on_poll=on_poll)
         run.phases["settled"] = Phase()
-        ask_all(client, data, phase=run.phases["settled"], tick=progress("questions, settled", questions))
+        ask_all(
+            client, dataset, phase=run.phases["settled"], tick=progress(f"{dataset.name} questions, settled", questions)
+        )
     finally:
         client.close()
-        if not keep:
+        if not keep and reuse is None:
             bench_tenant_delete(tenant)
     return run

@@ -1,24 +1,28 @@
-"""The LoCoMo dataset (../shared/data/locomo10.json, read in place, never copied) and its recall metric,
-shared by the in-process diagnostic and the end-to-end benchmark over HTTP.
+"""The LoCoMo dataset (../shared/data/locomo10.json, read in place, never copied), shared by the in-process
+diagnostic and the end-to-end benchmark over HTTP.
 
 R@k is LoCoMo's definition: the share of a question's evidence turns among the first k distinct turns
-retrieved (returned memories map back to turns through their provenance, their source message ids).
+retrieved (returned memories map back to turns through their provenance, their source message ids;
+`datasets.py`). The ten conversations are split in two halves by conversation: retrieval is tuned on
+TUNE_HALF and reported on REPORT_HALF as well as whole (docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
 import re
-import statistics
-from collections import defaultdict
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import numpy as np
+from apps.memories.benchmarks import datasets
+from apps.memories.benchmarks.datasets import KS, percentiles, ranked_turns, recall_at
+
+__all__ = ["CATEGORIES", "KS", "load", "percentiles", "ranked_turns", "recall_at", "speakers", "turns"]
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
-KS = (5, 10, 25)
+# tuned on the first five conversations, reported on the other five (and on the whole set)
+TUNE_HALF = frozenset({"conv-26", "conv-30", "conv-41", "conv-42", "conv-43"})
+REPORT_HALF = frozenset({"conv-44", "conv-47", "conv-48", "conv-49", "conv-50"})
 SPREAD_SECONDS = 30  # `spread` stamping: the session's time, then one turn every 30 s
 
 
@@ -89,66 +93,46 @@ def speakers(sample: dict[str, Any]) -> str:
     return f"{conversation.get('speaker_a', '')} & {conversation.get('speaker_b', '')}"
 
 
-def recall_at(ranked_turns: Sequence[str], evidence: Sequence[str], k: int) -> float:
-    if not evidence:
-        return 1.0
-    top = set(ranked_turns[:k])
-    return sum(1 for item in evidence if item in top) / len(evidence)
-
-
-def ranked_turns(sources_per_result: Iterable[Sequence[str]]) -> list[str]:
-    """Results in rank order, each with its source message ids → the distinct turns in the order met."""
-    ranked: list[str] = []
-    seen: set[str] = set()
-    for sources in sources_per_result:
-        for message_id in sources:
-            if message_id not in seen:
-                seen.add(message_id)
-                ranked.append(message_id)
-    return ranked
-
-
-@dataclass
-class Recall:
-    """R@k per category, filled question by question."""
-
-    values: dict[str, dict[int, list[float]]] = field(default_factory=lambda: {f"R@{k}": defaultdict(list) for k in KS})
-
-    def add(self, *, category: int, ranked: Sequence[str], evidence: Sequence[str]) -> None:
-        for k in KS:
-            self.values[f"R@{k}"][category].append(recall_at(ranked, evidence, k))
-
-    def mean(self, key: str, category: int | None = None) -> float:
-        cells = self.values[key]
-        values = [v for vs in cells.values() for v in vs] if category is None else cells[category]
-        return round(sum(values) / len(values), 4) if values else 0.0
-
-    def count(self, category: int | None = None) -> int:
-        cells = self.values["R@5"]
-        return sum(len(vs) for vs in cells.values()) if category is None else len(cells[category])
-
-    def figures(self) -> dict[str, dict[str, float]]:
-        rows = [*CATEGORIES.items(), (None, "overall")]
-        return {name: {f"R@{k}": self.mean(f"R@{k}", category) for k in KS} for category, name in rows}
-
-
-def recall_table(columns: dict[str, Recall], *, k: int | None = None) -> str:
-    """One row per category; a column per measured condition (all of R@5/10/25, or only R@k)."""
-    ks = (k,) if k else KS
-    header = "category          n   " + "".join(f"{name + ' R@' + str(kk):>22}" for name in columns for kk in ks)
-    rows = [header]
-    any_recall = next(iter(columns.values()))
-    for category, name in [*CATEGORIES.items(), (None, "overall")]:
-        cells = "".join(f"{recall.mean(f'R@{kk}', category):>22.3f}" for recall in columns.values() for kk in ks)
-        rows.append(f"{name:<16} {any_recall.count(category):>4}  {cells}")
-    return "\n".join(rows)
-
-
-def percentiles(latencies_ms: Sequence[float]) -> dict[str, float | None]:
-    if not latencies_ms:
-        return {"p50": None, "p95": None, "p99": None}
-    return {
-        "p50": round(statistics.median(latencies_ms), 1),
-        "p95": round(float(np.percentile(latencies_ms, 95)), 1),
-        "p99": round(float(np.percentile(latencies_ms, 99)), 1),
-    }
+def load(data: list[dict[str, Any]], *, stamping: str = "session") -> datasets.Dataset:
+    """The parsed JSON as a Dataset: a conversation per sample (its speakers the turns' roles: both "user",
+    as a two-person chat is ingested), questions with their evidence dia_ids."""
+    conversations = []
+    questions = []
+    for sample in data:
+        sample_id = str(sample["sample_id"])
+        conversations.append(
+            datasets.Conversation(
+                id=sample_id,
+                turns=tuple(
+                    datasets.Turn(
+                        id=turn.dia_id,
+                        session=turn.session,
+                        speaker=turn.speaker,
+                        role="user",
+                        text=turn.text,
+                        occurred_at=turn.occurred_at,
+                    )
+                    for turn in turns(sample, stamping=stamping)
+                ),
+                display_name=speakers(sample),
+            )
+        )
+        for qa in sample["qa"]:
+            questions.append(
+                datasets.Question(
+                    conversation=sample_id,
+                    text=str(qa["question"]),
+                    category=CATEGORIES[int(qa["category"])],
+                    evidence=tuple(evidence_ids(qa.get("evidence", []))),
+                )
+            )
+    ids = {conversation.id for conversation in conversations}
+    return datasets.Dataset(
+        name="LoCoMo",
+        conversations=tuple(conversations),
+        questions=tuple(questions),
+        categories=tuple(CATEGORIES.values()),
+        headline=tuple(CATEGORIES.values()),
+        metric="R",
+        splits={"tune half": TUNE_HALF & ids, "report half": REPORT_HALF & ids},
+    )

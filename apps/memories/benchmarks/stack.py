@@ -82,8 +82,11 @@ class EngramClient:
     def ingest_batch(self, messages: list[dict[str, Any]]) -> Timed:
         return self.request("POST", "/ingest/batch", json={"messages": messages})
 
-    def search(self, *, contact_id: str, query: str, top_k: int = 50) -> Timed:
-        return self.request("POST", "/memories/search", json={"contact_id": contact_id, "query": query, "top_k": top_k})
+    def search(self, *, contact_id: str, query: str, top_k: int = 50, as_of: str | None = None) -> Timed:
+        body: dict[str, Any] = {"contact_id": contact_id, "query": query, "top_k": top_k}
+        if as_of is not None:
+            body["as_of"] = as_of
+        return self.request("POST", "/memories/search", json=body)
 
     def context(self, *, contact_id: str, query: str) -> Timed:
         return self.request("GET", f"/context/{contact_id}", params={"query": query})

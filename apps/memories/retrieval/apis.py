@@ -34,6 +34,12 @@ class MemorySearchApi(TenantAPIView):
             help_text="Only keyed records (POST /memories with a key) whose key starts with this; each result then "
             "carries its key, metadata, created_at and updated_at.",
         )
+        as_of = serializers.DateTimeField(
+            required=False,
+            allow_null=True,
+            default=None,
+            help_text="the moment the query's time expressions count from ('last week'); default now",
+        )
 
     @extend_schema(request=InputSerializer, responses={200: dict})
     def post(self, request: Request) -> Response:
@@ -50,5 +56,6 @@ class MemorySearchApi(TenantAPIView):
             include_compressed=data["include_compressed"],
             explain=data["explain"],
             key_prefix=data.get("key_prefix"),
+            reference_time=data["as_of"],
         )
         return Response(body)

@@ -4,6 +4,7 @@ memories with their scores, sources and entities, and the access of what was ret
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from django.utils import timezone
@@ -26,10 +27,12 @@ def search_payload(
     include_compressed: bool = False,
     explain: bool = False,
     key_prefix: str | None = None,
+    reference_time: datetime | None = None,
 ) -> dict[str, Any]:
     """`contact` None searches the tenant's brain. `memory_types` may hold seed type names (mapped here).
     `key_prefix` searches the keyed records under it only, and each row then carries its `key`, `metadata`,
-    `created_at` and `updated_at` (one more statement; a search without it reads nothing more)."""
+    `created_at` and `updated_at` (one more statement; a search without it reads nothing more).
+    `reference_time`: what the query's time expressions count from (the request's as_of; default now)."""
     types = sorted({scoring.SEED_TYPE_MAP.get(name, name) for name in memory_types})
     result = memory_search(
         tenant=tenant,
@@ -39,6 +42,7 @@ def search_payload(
         memory_types=types,
         include_compressed=include_compressed,
         key_prefix=key_prefix,
+        reference_time=reference_time,
     )
     access_record(memory_ids=[item.memory.pk for item in result.results], at=timezone.now())
     entities = memory_entities(memory_ids=[item.memory.pk for item in result.results])

@@ -534,11 +534,14 @@ def memory_search(
     now: datetime | None = None,
     query_vector: np.ndarray | None = None,
     key_prefix: str | None = None,
+    reference_time: datetime | None = None,
 ) -> SearchResult:
     """Rank the scope's current memories for `query`. Reads only: access counts are recorded by the caller
     through `access_record` (batched, off the request path). `key_prefix` narrows the scope to the keyed
-    records (memory_put) whose key starts with it."""
+    records (memory_put) whose key starts with it. `reference_time` is the moment the query's time
+    expressions ("last week", "on Friday") count from: the caller's `as_of`, else now."""
     now = now or timezone.now()
+    reference_time = reference_time or now
     weights = weights_for(tenant=tenant, is_tenant_scope=contact is None)
     scope = _Scope(tenant, contact, tuple(memory_types), include_compressed, key_prefix)
     if not query.strip():

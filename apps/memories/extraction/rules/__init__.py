@@ -30,7 +30,7 @@ from apps.memories.extraction.rules import (
 )
 from apps.memories.extraction.rules._base import _Context, _Found, _Rule
 from apps.memories.extraction.rules._engine import _apply_rules, _memories, _merge_entities
-from apps.memories.extraction.rules._names import _case_mode, _proper_names
+from apps.memories.extraction.rules._names import _case_mode, _proper_names, addressed_names
 from apps.memories.extraction.rules._text import slugify
 from apps.memories.extraction.rules._types import (
     MAX_EPISODE_CHARS,
@@ -68,6 +68,7 @@ __all__ = [
     "ExtractedEntity",
     "ExtractedMemory",
     "Extraction",
+    "addressed_names",
     "clean_text",
     "extract",
     "is_a_fact",

@@ -140,12 +140,23 @@ def _is_sentence_initial(text: str, start: int) -> bool:
 
 
 def _proper_names(text: str, case: _CaseMode) -> list[tuple[int, str]]:
-    """Capitalised words and runs of them ("Bruno", "Sweet Dreams", "Bank of America").
+    """Capitalised words and runs of them ("Bruno", "Sweet Dreams", "Bank of America"), vocatives left out.
 
     Sentence-initial words count only when they are not common English words (or when a common word that
     does not usually open a sentence is followed by another capitalised word: "Sweet Dreams"). "I",
     weekday and month names, kinship words and chat acronyms are never names.
     """
+    return [(start, name) for start, name in _name_runs(text, case) if not _is_vocative(text, start, name)]
+
+
+def addressed_names(text: str) -> list[str]:
+    """The names the speaker addresses someone by ("Thanks, Mel!", "Hey Rosie!", "Jon, look at this"), in
+    order, without repeats: in a two-person chat, what the other speaker is called (their aliases)."""
+    names = [name for start, name in _name_runs(text, _case_mode(text)) if _is_vocative(text, start, name)]
+    return list(dict.fromkeys(names))
+
+
+def _name_runs(text: str, case: _CaseMode) -> list[tuple[int, str]]:
     if not case.is_informative:
         return []
     tokens = list(_NAME_TOKEN.finditer(text))
@@ -223,7 +234,7 @@ def _proper_names(text: str, case: _CaseMode) -> list[tuple[int, str]]:
             break
         names.append((tokens[index].start(), " ".join(words[position] for position in run)))
         index = cursor + 1
-    return [(start, name) for start, name in names if not _is_vocative(text, start, name)]
+    return names
 
 
 _GREETINGS = frozenset(

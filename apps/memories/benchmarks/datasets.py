@@ -1,0 +1,217 @@
+"""Retrieval development sets as one shape, and their recall metrics.
+
+Two sets are measured side by side (docs/benchmarks.md): LoCoMo (persona chit-chat between two people,
+`locomo.py`) and BEAM (long user↔assistant project chats over dated sessions, `beam.py`), both read in place
+from ../shared/data and never copied. A set is conversations of turns (each a contact of one tenant when
+measured through HTTP) and questions with the turn ids that answer them.
+
+Metrics, per question, over the distinct turns retrieved in rank order (a returned memory maps back to its
+turns through its source message ids):
+- `R@k`: the share of the question's evidence turns among the first k (LoCoMo's own definition; a question
+  without evidence scores 1);
+- `any@k`: 1 when at least one evidence turn is among the first k (BEAM's recall_any); `all@k`: 1 when all are.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+KS = (5, 10, 25)
+METRICS = ("R", "any", "all")
+
+
+@dataclass(frozen=True)
+class Turn:
+    id: str  # unique within its conversation (LoCoMo's dia_id, BEAM's message id)
+    session: int
+    speaker: str
+    role: str  # "user" or "assistant"
+    text: str
+    occurred_at: datetime
+
+
+@dataclass(frozen=True)
+class Conversation:
+    id: str
+    turns: tuple[Turn, ...]
+    display_name: str = ""
+
+    @property
+    def last_at(self) -> datetime:
+        return max(turn.occurred_at for turn in self.turns)
+
+
+@dataclass(frozen=True)
+class Question:
+    conversation: str
+    text: str
+    category: str
+    evidence: tuple[str, ...]  # turn ids of its conversation
+
+
+@dataclass(frozen=True)
+class Dataset:
+    name: str
+    conversations: tuple[Conversation, ...]
+    questions: tuple[Question, ...]
+    categories: tuple[str, ...]  # in report order
+    headline: tuple[str, ...]  # the categories the set's headline averages
+    metric: str  # the headline metric: "R" (LoCoMo) or "any" (BEAM)
+    # named subsets of conversations reported separately (LoCoMo: the half tuned on, the half reported)
+    splits: dict[str, frozenset[str]] = field(default_factory=dict)
+
+    def split_of(self, conversation: str) -> list[str]:
+        return [name for name, members in self.splits.items() if conversation in members]
+
+    def subset(self, conversations: Iterable[str]) -> Dataset:
+        keep = set(conversations)
+        return Dataset(
+            name=self.name,
+            conversations=tuple(c for c in self.conversations if c.id in keep),
+            questions=tuple(q for q in self.questions if q.conversation in keep),
+            categories=self.categories,
+            headline=self.headline,
+            metric=self.metric,
+            splits={name: frozenset(members & keep) for name, members in self.splits.items()},
+        )
+
+
+def ranked_turns(sources_per_result: Iterable[Sequence[str]]) -> list[str]:
+    """Results in rank order, each with its source turn ids → the distinct turns in the order met."""
+    ranked: list[str] = []
+    seen: set[str] = set()
+    for sources in sources_per_result:
+        for turn_id in sources:
+            if turn_id not in seen:
+                seen.add(turn_id)
+                ranked.append(turn_id)
+    return ranked
+
+
+def recall_at(ranked: Sequence[str], evidence: Sequence[str], k: int) -> float:
+    if not evidence:
+        return 1.0
+    top = set(ranked[:k])
+    return sum(1 for item in evidence if item in top) / len(evidence)
+
+
+def question_scores(ranked: Sequence[str], evidence: Sequence[str]) -> dict[str, float]:
+    """{"R@5": …, "any@5": …, "all@5": …, …} for one question."""
+    scores: dict[str, float] = {}
+    for k in KS:
+        fraction = recall_at(ranked, evidence, k)
+        scores[f"R@{k}"] = fraction
+        scores[f"any@{k}"] = 1.0 if not evidence or fraction > 0 else 0.0
+        scores[f"all@{k}"] = 1.0 if fraction >= 1.0 else 0.0
+    return scores
+
+
+@dataclass
+class Scores:
+    """Per-question scores of one retriever, grouped for reporting."""
+
+    rows: list[tuple[Question, dict[str, float]]] = field(default_factory=list)
+
+    def add(self, question: Question, ranked: Sequence[str]) -> None:
+        self.rows.append((question, question_scores(ranked, question.evidence)))
+
+    def mean(
+        self, key: str, *, categories: Iterable[str] | None = None, conversations: Iterable[str] | None = None
+    ) -> float | None:
+        wanted = set(categories) if categories is not None else None
+        within = set(conversations) if conversations is not None else None
+        values = [
+            scores[key]
+            for question, scores in self.rows
+            if (wanted is None or question.category in wanted) and (within is None or question.conversation in within)
+        ]
+        return round(sum(values) / len(values), 4) if values else None
+
+    def count(self, *, categories: Iterable[str] | None = None, conversations: Iterable[str] | None = None) -> int:
+        wanted = set(categories) if categories is not None else None
+        within = set(conversations) if conversations is not None else None
+        return sum(
+            1
+            for question, _ in self.rows
+            if (wanted is None or question.category in wanted) and (within is None or question.conversation in within)
+        )
+
+    def figures(self, dataset: Dataset) -> dict[str, Any]:
+        """{group: {category | "overall" | "headline": {metric@k: mean}}} for every split and the whole set."""
+        groups: dict[str, set[str] | None] = {"all": None, **{name: set(ids) for name, ids in dataset.splits.items()}}
+        out: dict[str, Any] = {}
+        for group, conversations in groups.items():
+            rows: dict[str, Any] = {}
+            for label, categories in [
+                *[(category, [category]) for category in dataset.categories],
+                ("headline", list(dataset.headline)),
+                ("overall", None),
+            ]:
+                rows[label] = {
+                    f"{metric}@{k}": self.mean(f"{metric}@{k}", categories=categories, conversations=conversations)
+                    for metric in METRICS
+                    for k in KS
+                } | {"n": self.count(categories=categories, conversations=conversations)}
+            out[group] = rows
+        return out
+
+
+def comparison_table(
+    dataset: Dataset, columns: dict[str, Scores], *, k: int = 10, lead_over: str = "", leads: Sequence[str] = ()
+) -> str:
+    """One block per group (the whole set, then each split), a row per category and the headline, a column
+    per retriever at the set's metric@k, and the lead of each of `leads` over `lead_over`."""
+    key = f"{dataset.metric}@{k}"
+    names = list(columns)
+    width = max(10, *(len(name) + 2 for name in names))
+    lead_names = [name for name in leads if lead_over and name in columns]
+    lines = [f"{dataset.name}: {key} (n = questions)"]
+    groups: list[tuple[str, set[str] | None]] = [("all", None)]
+    groups += [(name, set(ids)) for name, ids in dataset.splits.items()]
+    first = names[0]
+    for group, conversations in groups:
+        header = f"  [{group}]".ljust(24) + "n".rjust(5) + "".join(name.rjust(width) for name in names)
+        header += "".join(f"{name}-{lead_over}".rjust(len(name) + len(lead_over) + 3) for name in lead_names)
+        lines.append(header)
+        labels: list[tuple[str, list[str] | None]] = [(category, [category]) for category in dataset.categories]
+        if dataset.headline != dataset.categories:
+            labels.append(("headline", list(dataset.headline)))
+        labels.append(("overall", None))
+        for label, categories in labels:
+            count = columns[first].count(categories=categories, conversations=conversations)
+            if not count:
+                continue
+            cells = {
+                name: columns[name].mean(key, categories=categories, conversations=conversations) for name in names
+            }
+            row = f"    {label}".ljust(24) + str(count).rjust(5)
+            row += "".join(("" if cells[name] is None else f"{cells[name]:.3f}").rjust(width) for name in names)
+            for name in lead_names:
+                lead = (cells[name] or 0.0) - (cells[lead_over] or 0.0)
+                row += f"{lead:+.3f}".rjust(len(name) + len(lead_over) + 3)
+            lines.append(row)
+    return "\n".join(lines)
+
+
+def percentiles(latencies_ms: Sequence[float]) -> dict[str, float | None]:
+    if not latencies_ms:
+        return {"p50": None, "p95": None, "p99": None}
+    return {
+        "p50": round(statistics.median(latencies_ms), 1),
+        "p95": round(float(np.percentile(latencies_ms, 95)), 1),
+        "p99": round(float(np.percentile(latencies_ms, 99)), 1),
+    }
+
+
+def by_conversation(questions: Iterable[Question]) -> dict[str, list[Question]]:
+    grouped: dict[str, list[Question]] = defaultdict(list)
+    for question in questions:
+        grouped[question.conversation].append(question)
+    return grouped
