@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 
 from apps.contacts.models import Contact
@@ -17,6 +19,10 @@ class Entity(UUIDModel):
     slug = models.CharField(max_length=200)
     display_name = models.CharField(max_length=200)
     metadata = models.JSONField(default=dict, blank=True)
+    # other names the entity goes by (slugs): the nickname a speaker is addressed by ("Thanks, Mel!" makes
+    # `mel` an alias of the speaker labelled Melanie); a query naming an alias finds the entity. How each
+    # was learned is in metadata["aliases"]. (entity_aliases_add)
+    aliases = ArrayField(models.CharField(max_length=200), default=list, blank=True)
     mention_count = models.PositiveIntegerField(default=1)
     last_seen_at = models.DateTimeField(null=True, blank=True)
 
@@ -30,7 +36,10 @@ class Entity(UUIDModel):
                 nulls_distinct=False,
             )
         ]
-        indexes = [models.Index(fields=["tenant", "contact", "slug"])]
+        indexes = [
+            models.Index(fields=["tenant", "contact", "slug"]),
+            GinIndex(fields=["aliases"], name="entity_aliases_gin"),
+        ]
 
     def __str__(self) -> str:
         return self.key

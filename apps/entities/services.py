@@ -103,3 +103,51 @@ def entity_upsert_many(
             entity.metadata = {**entity.metadata, **new_metadata}
             entity.save(update_fields=["metadata", "updated_at"])
     return resolved
+
+
+def entity_aliases_add(
+    *, tenant: Tenant, contact: Contact | None, aliases: Mapping[str, Mapping[str, str]], at: datetime
+) -> int:
+    """Record other names of the scope's person entities: {person slug: {alias slug: how it was written}}.
+
+    An alias is how someone is addressed ("Thanks, Mel!" said to the speaker labelled Melanie): a query
+    naming it finds the entity (search's entity terms) and the speaker. Each new alias is added to
+    `Entity.aliases`; `metadata["aliases"][alias]` keeps how it was written, when it was first and last seen
+    and how often. An alias that is itself another person entity of the scope is not added (two people).
+    Returns how many aliases were new. Two reads, then one write per entity that learned an alias."""
+    wanted = {slug: names for slug, names in aliases.items() if names}
+    if not wanted:
+        return 0
+    entities = {
+        entity.slug: entity
+        for entity in Entity.objects.filter(tenant=tenant, contact=contact, entity_type="person", slug__in=wanted)
+    }
+    every_alias = {alias for names in wanted.values() for alias in names}
+    other_people = set(
+        Entity.objects.filter(tenant=tenant, contact=contact, entity_type="person", slug__in=every_alias)
+        .exclude(slug__in=wanted)
+        .values_list("slug", flat=True)
+    )
+    added = 0
+    stamp = at.isoformat()
+    for slug, names in wanted.items():
+        entity = entities.get(slug)
+        if entity is None:
+            continue
+        known = dict(entity.metadata.get("aliases") or {})
+        changed = False
+        for alias, written in names.items():
+            if alias == slug or alias in other_people:
+                continue
+            record = dict(known.get(alias) or {"name": written, "first_seen": stamp, "addressed": 0})
+            record["addressed"] = int(record.get("addressed", 0)) + 1
+            record["last_seen"] = stamp
+            known[alias] = record
+            changed = True
+            if alias not in entity.aliases:
+                entity.aliases = [*entity.aliases, alias]
+                added += 1
+        if changed:
+            entity.metadata = {**entity.metadata, "aliases": known}
+            entity.save(update_fields=["aliases", "metadata", "updated_at"])
+    return added

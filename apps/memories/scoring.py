@@ -154,6 +154,10 @@ class Weights:
     importance: float
     access_frequency: float
     entity_match: float
+    # query-conditional signals (apps/memories/retrieval/signals): zero unless the query names a speaker or
+    # a time
+    speaker_match: float = 0.0
+    time_match: float = 0.0
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], *, fallback: Weights) -> Weights:
@@ -161,8 +165,24 @@ class Weights:
         return cls(**merged)
 
 
-TENANT_WEIGHTS = Weights(similarity=0.40, recency=0.25, importance=0.20, access_frequency=0.10, entity_match=0.05)
-CONTACT_WEIGHTS = Weights(similarity=0.35, recency=0.25, importance=0.20, access_frequency=0.10, entity_match=0.10)
+TENANT_WEIGHTS = Weights(
+    similarity=0.40,
+    recency=0.25,
+    importance=0.20,
+    access_frequency=0.10,
+    entity_match=0.05,
+    speaker_match=0.05,
+    time_match=0.10,
+)
+CONTACT_WEIGHTS = Weights(
+    similarity=0.35,
+    recency=0.25,
+    importance=0.20,
+    access_frequency=0.10,
+    entity_match=0.10,
+    speaker_match=0.10,
+    time_match=0.10,
+)
 
 
 @dataclass(frozen=True)
@@ -171,7 +191,9 @@ class Signals:
     recency: float
     importance: float
     access_frequency: float
-    entity_match: float
+    entity_match: float  # the specificity (IDF weight) of the query's entities the memory links, in [0, 1]
+    speaker_match: float = 0.0  # said by the one speaker the query names (by label or alias)
+    time_match: float = 0.0  # its event time falls in a window the query names
 
 
 # An episode that stated a value since corrected (Memory.outdated_by) counts this much: still found (it was
@@ -182,8 +204,11 @@ OUTDATED_FACTOR = 0.5
 def retrieval_score(signals: Signals, weights: Weights, *, outdated: bool = False) -> float:
     """The spec's weighted sum (ai-brain-memory.txt §3), with the two *usage* signals — recency of access and
     access frequency — counted in proportion to the memory's relevance to this query (its similarity signal,
-    1 for the best candidate). Accesses are written by retrieval itself, so counted in full they feed back:
-    what earlier questions returned outranks what this one asks for (LoCoMo over HTTP, asked twice: R@10
+    1 for the best candidate); so is the speaker match (the question names who said it: a strong hint among
+    relevant memories, none for an irrelevant one — LoCoMo's questions that name the wrong speaker on purpose
+    lost 0.05 R@10 more with it added in full). Accesses are written by retrieval itself, so counted in full
+    they feed back: what earlier questions returned outranks what this one asks for (LoCoMo over HTTP, asked
+    twice: R@10
     −0.014 the second time; docs/retrieval.md §4). The best candidate gets the spec's formula exactly.
     An outdated episode's score is scaled by OUTDATED_FACTOR."""
     usage = signals.recency * weights.recency + signals.access_frequency * weights.access_frequency
@@ -192,5 +217,7 @@ def retrieval_score(signals: Signals, weights: Weights, *, outdated: bool = Fals
         + signals.similarity * usage
         + signals.importance * weights.importance
         + signals.entity_match * weights.entity_match
+        + signals.similarity * signals.speaker_match * weights.speaker_match
+        + signals.time_match * weights.time_match
     )
     return round(score * (OUTDATED_FACTOR if outdated else 1.0), 6)

@@ -34,11 +34,12 @@ from apps.core.chunking import semantic_chunks
 from apps.core.embeddings import EmbedderUnavailable, cache_scope
 from apps.core.exceptions import ApplicationError
 from apps.core.timing import phase
+from apps.entities.services import entity_aliases_add
 from apps.memories import scoring
 from apps.memories.dispatch import consolidation_schedule
 from apps.memories.extraction import ExtractedEntity, extract, salience, slugify
 from apps.memories.extraction.dates import format_day, mentioned_dates
-from apps.memories.extraction.rules import MAX_EPISODE_CHARS
+from apps.memories.extraction.rules import MAX_EPISODE_CHARS, MAX_SCAN_CHARS, addressed_names
 from apps.memories.models import ContextEvent
 from apps.memories.models.memory import INDEX_TERMS_LENGTH
 from apps.memories.selectors import EpisodeAnchor, EpisodeBefore, episodes_before
@@ -273,7 +274,50 @@ def _episode_dates(text: str, occurred_at: datetime) -> str:
 
 def _speaker_entity(speaker: str) -> ExtractedEntity | None:
     slug = slugify(speaker)
-    return ExtractedEntity(entity_type="person", slug=slug, display_name=speaker.strip()) if slug else None
+    if not slug:
+        return None
+    # marked as a speaker: a query naming them is read from their side (retrieval/signals/speaker.py)
+    return ExtractedEntity(entity_type="person", slug=slug, display_name=speaker.strip(), metadata={"role": "speaker"})
+
+
+def speaker_aliases_learn(*, tenant: Tenant, messages: Sequence[Message]) -> int:
+    """The names the speakers of a two-person conversation address each other by ("Thanks, Mel!", "Hey
+    Rosie!") become aliases of the one addressed: the other speaker of that conversation (its ledger's
+    speakers and this batch's). Conversations with more or fewer than two speakers teach nothing: whom a
+    greeting addresses is not known. One read of the ledger, then `entity_aliases_add` per scope."""
+    spoken = [message for message in messages if message.speaker.strip() and message.role == Message.ROLE_USER]
+    addressed = [(message, names) for message in spoken if (names := addressed_names(message.content[:MAX_SCAN_CHARS]))]
+    if not addressed:
+        return 0
+    conversations = {message.conversation_id for message, _ in addressed}
+    speakers: dict[Any, set[str]] = {conversation: set() for conversation in conversations}
+    for message in spoken:
+        if message.conversation_id in speakers:
+            speakers[message.conversation_id].add(message.speaker.strip())
+    for conversation_id, speaker in (
+        Message.objects.filter(conversation_id__in=conversations)
+        .exclude(speaker="")
+        .values_list("conversation_id", "speaker")
+        .distinct()
+    ):
+        speakers[conversation_id].add(speaker.strip())
+    learned: dict[Any, dict[str, dict[str, str]]] = {}
+    contacts: dict[Any, Contact | None] = {}
+    for message, names in addressed:
+        others = {slugify(name) for name in speakers[message.conversation_id]} - {slugify(message.speaker)}
+        if len({slugify(name) for name in speakers[message.conversation_id]}) != 2 or len(others) != 1:
+            continue
+        addressee = next(iter(others))
+        scope = message.conversation.contact_id
+        contacts[scope] = message.conversation.contact
+        for name in names:
+            alias = slugify(name)
+            if alias and alias != addressee:
+                learned.setdefault(scope, {}).setdefault(addressee, {})[alias] = name
+    return sum(
+        entity_aliases_add(tenant=tenant, contact=contacts[scope], aliases=aliases, at=timezone.now())
+        for scope, aliases in learned.items()
+    )
 
 
 def _with(entities: Sequence[ExtractedEntity], extra: ExtractedEntity | None) -> tuple[ExtractedEntity, ...]:
@@ -636,6 +680,11 @@ def ingest_messages(
                 memories[event.pk] = event_extract(event=event, actor=actor, now=now)
             except Exception as exc:
                 _record_failure(event, exc)
+    try:
+        with phase("extraction"), transaction.atomic():  # a savepoint: a failure here leaves the batch intact
+            speaker_aliases_learn(tenant=tenant, messages=[row.message for row in persisted if row.created])
+    except Exception:  # aliases help retrieval; a failure here must not fail a batch that is stored
+        logger.exception("Learning speaker aliases failed for a batch of %d messages", len(persisted))
     outcomes: list[IngestOutcome] = []
     for row in persisted:
         result = row.event.result

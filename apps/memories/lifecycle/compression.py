@@ -31,6 +31,10 @@ PATTERN_MIN_EPISODES = 5
 PATTERN_MIN_AGE = timedelta(days=1)  # today's episodes stay raw in context; compression is for the past
 THEME_SIMILARITY = 0.55  # an episode joins a theme cluster when its cosine to the cluster centroid reaches this
 DEFAULT_COMPRESSION_THRESHOLD = 10
+# an entity on more than this share of the episodes (of 40 or more) is no theme: the pattern "X often talks
+# about Y" would stand for a quarter of everything said (retrieval ignores such entities alike)
+THEME_MAX_SHARE = 0.25
+THEME_MIN_SCOPE = 40
 
 
 @dataclass
@@ -48,11 +52,15 @@ def _themes(episodes: Sequence[Memory], entity_links: dict[Any, list[Entity]]) -
         for entity in entity_links.get(episode.pk, []):
             if entity.entity_type == "name" and entity.slug in {"i", "im"}:
                 continue
+            if (entity.metadata or {}).get("role") == "speaker":
+                continue  # who said it is not what it is about: every turn of theirs links them
             by_entity[entity.pk].append(episode)
             entities[entity.pk] = entity
     themes: list[_Theme] = []
     used: set[Any] = set()
     for entity_id, members in sorted(by_entity.items(), key=lambda item: -len(item[1])):
+        if len(episodes) >= THEME_MIN_SCOPE and len(members) > THEME_MAX_SHARE * len(episodes):
+            continue  # on a large share of everything (a partner greeted by name): not a theme
         members = [episode for episode in members if episode.pk not in used]
         if len(members) >= PATTERN_MIN_EPISODES:
             vectors = np.asarray([episode.embedding for episode in members], dtype=np.float32)

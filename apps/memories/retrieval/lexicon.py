@@ -124,8 +124,8 @@ def scope_lexicon_refresh_queue(*, tenant_id: Any, contact_id: Any | None) -> bo
 def scope_lexicon_refresh(*, tenant_id: Any, contact_id: Any | None) -> int:
     """Recompute a scope's lexicon (one aggregate statement) and swap it in atomically.
     Returns the number of memories in the scope; a scope below LEXICON_FROM gets no lexicon."""
+    # compressed episodes are searched (the archive stays findable by what it says): they count too
     scope_sql, params = current_scope_sql(tenant_id=tenant_id, contact_id=contact_id)
-    scope_sql += " AND NOT m.is_compressed"
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT count(*), coalesce(avg(length(m.search_vector)), 0), coalesce(avg(length(m.context_vector)), 0) "

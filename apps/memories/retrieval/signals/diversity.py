@@ -1,0 +1,117 @@
+"""Diversity for questions that ask for many things: "What are all the places he travelled?", "How many times
+did she…?", "Which books has he read?", "What kinds of music does she like?".
+
+Their answer is spread over many conversations, while the plain ranking fills the top with paraphrases of
+the one episode that matches best (its turn, the fact stated in it, the turn before…). For such a question
+the ranking is re-ordered by maximal marginal relevance: each next result is the candidate whose score,
+minus a penalty for its redundancy with the results already placed, is highest. Redundancy with a placed
+result is its share of the candidate's content words (`overlap.content_words`) plus a fixed part when both
+come from the same conversation; the penalty is the largest redundancy times DIVERSITY_PENALTY. A question
+that asks for one thing keeps the plain ranking.
+
+Pure (no Django).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from apps.memories.retrieval.overlap import content_words
+
+T = TypeVar("T")
+
+DIVERSITY_PENALTY = 0.3  # score units (the best candidate scores ~0.5–0.9)
+SAME_SESSION = 0.5  # the redundancy two results of one conversation have before their words are compared
+RERANKED = 50  # how deep the re-ordering looks
+
+_NOT_PLURAL = frozenset(
+    [
+        "is",
+        "was",
+        "has",
+        "does",
+        "this",
+        "his",
+        "its",
+        "us",
+        "yes",
+        "less",
+        "process",
+        "address",
+        "business",
+        "class",
+        "glass",
+        "kiss",
+        "miss",
+        "boss",
+        "always",
+        "perhaps",
+        "news",
+        "series",
+        "means",
+        "whereas",
+        "across",
+        "plus",
+        "bus",
+        "gas",
+        "lens",
+        "status",
+        "analysis",
+        "basis",
+    ]
+)
+_MANY = re.compile(
+    r"\b(?:how many|how often|how much time|all|every|each|list|several|various|both|"
+    r"what (?:kinds?|types?|sorts?) of|what (?:are|were) (?:some|the|all|his|her|their|my|your|our)|"
+    r"(?:name|mention) (?:some|all|the|every|\d+|two|three|four|five))\b",
+    re.IGNORECASE,
+)
+_WHAT_PLURAL = re.compile(r"\b(?:what|which)\s+(?:\w+\s+)?([a-z]{3,}s)\b", re.IGNORECASE)
+
+
+def asks_for_many(query: str) -> bool:
+    """Does the question ask for a list, a count or several things (not for one)?"""
+    if _MANY.search(query):
+        return True
+    for match in _WHAT_PLURAL.finditer(query):
+        word = match.group(1).lower()
+        if word not in _NOT_PLURAL and not word.endswith(("ss", "us", "is", "ous")):
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class Placed(Generic[T]):
+    item: T
+    penalty: float  # what its redundancy with the results placed before it cost (0 for the first)
+
+
+def diversified(
+    items: Sequence[T],
+    *,
+    score: Callable[[T], float],
+    session: Callable[[T], str],
+    text: Callable[[T], str],
+    penalty: float = DIVERSITY_PENALTY,
+    depth: int = RERANKED,
+) -> list[Placed[T]]:
+    """`items` (in rank order) re-ordered by maximal marginal relevance; those beyond `depth` follow as they
+    were. Each comes with the penalty it was placed with."""
+    head, tail = list(items[:depth]), list(items[depth:])
+    words = [content_words(text(item)) for item in head]
+    sessions = [session(item) for item in head]
+    redundancy = [0.0] * len(head)
+    remaining = list(range(len(head)))
+    placed: list[Placed[T]] = []
+    while remaining:
+        best = max(remaining, key=lambda index: (score(head[index]) - penalty * redundancy[index], -index))
+        remaining.remove(best)
+        placed.append(Placed(head[best], round(penalty * redundancy[best], 4)))
+        for index in remaining:
+            same = SAME_SESSION if sessions[index] and sessions[index] == sessions[best] else 0.0
+            shared = len(words[index] & words[best]) / len(words[index]) if words[index] else 0.0
+            redundancy[index] = max(redundancy[index], min(1.0, same + (1.0 - SAME_SESSION) * shared))
+    return placed + [Placed(item, 0.0) for item in tail]

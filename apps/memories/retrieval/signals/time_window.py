@@ -1,0 +1,299 @@
+"""Time in the query: the windows its time expressions name, and whether a memory's event time falls in one.
+
+"What did she do on 31 Dec 2023?", "in May 2022", "last week", "two months ago", "by July 10", "the first week
+of January", "last weekend", "at Christmas" — each becomes a window `[start, end)` against a reference time
+(the request's `as_of`, else now; a replayed conversation is asked as of its last message). Spans are found
+and dated by dateparser (`search_dates`, then `get_date_data` for the span's date and its period: a day, a
+week, a month, a year); the constructs it does not read — weekends, "the first/last week of <month>",
+early/mid/late <month>, holidays and seasons — are the few patterns below. "by"/"before"/"until" open the
+window to the past, "after"/"since" to the future.
+
+A memory matches a window when the day it was said (`occurred_at`) or a day it names (its episode's index
+terms: "yesterday I went bowling", said on 17 March, names 16 March) falls inside it. The match is a signal
+(time_match, 1 or 0), never a filter: a question's date is a strong hint, and a wrong parse must not hide
+the answer.
+
+Pure (no Django); dateparser is imported on first use (`warm()` at start-up pays its ~0.5 s once).
+"""
+
+from __future__ import annotations
+
+import calendar
+import functools
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+MONTHS = {name.lower(): index for index, name in enumerate(calendar.month_name) if name}
+MONTHS |= {name.lower(): index for index, name in enumerate(calendar.month_abbr) if name}
+MONTHS["sept"] = 9
+_MONTH = r"(?:" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
+_WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)"
+_RELATIVE = r"(?:yesterday|today|tonight|tomorrow|ago|last|this past|past|next|weekend|week|month|year|decade)"
+# a query without any of these names no time: dateparser is not called (most questions)
+_CUE = re.compile(
+    rf"\b(?:\d{{1,4}}(?:st|nd|rd|th)?|{_MONTH}|{_WEEKDAY}|{_RELATIVE}|christmas|halloween|"
+    r"new year'?s?|valentine'?s?|thanksgiving|spring|summer|autumn|fall|winter)\b",
+    re.IGNORECASE,
+)
+_ORDINAL_WEEK = re.compile(
+    rf"\b(?:the\s+)?(first|1st|second|2nd|third|3rd|fourth|4th|last|final)\s+week\s+of\s+({_MONTH})(?:,?\s+(\d{{4}}))?",
+    re.IGNORECASE,
+)
+_PART_OF_MONTH = re.compile(
+    rf"\b(early|mid|middle of|late|end of|the end of)\s*-?\s*({_MONTH})(?:,?\s+(\d{{4}}))?", re.IGNORECASE
+)
+_WEEKEND = re.compile(r"\b(last|this past|past|this|next)\s+weekend\b", re.IGNORECASE)
+_SEASON = re.compile(
+    r"\b(?:(last|this|this past|next)\s+)?(spring|summer|autumn|fall|winter)(?:\s+(?:of\s+)?(\d{4}))?\b", re.IGNORECASE
+)
+_HOLIDAYS = {
+    "christmas": (12, 24, 3),
+    "christmas eve": (12, 24, 1),
+    "new year's eve": (12, 31, 1),
+    "new years eve": (12, 31, 1),
+    "new year's day": (1, 1, 1),
+    "halloween": (10, 31, 1),
+    "valentine's day": (2, 14, 1),
+    "valentines day": (2, 14, 1),
+}
+_HOLIDAY = re.compile(
+    r"\b(" + "|".join(re.escape(name) for name in sorted(_HOLIDAYS, key=len, reverse=True)) + r")"
+    r"(?:\s+(?:of\s+)?(\d{4}))?",
+    re.IGNORECASE,
+)
+_SEASON_MONTHS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
+_ORDINALS = {"first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, "fourth": 3, "4th": 3}
+_OPEN_PAST = datetime(1900, 1, 1, tzinfo=UTC)
+_OPEN_FUTURE = datetime(2200, 1, 1, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class TimeWindow:
+    start: datetime  # inclusive, aware (UTC)
+    end: datetime  # exclusive
+    text: str  # the expression as the query wrote it
+
+    def contains(self, moment: datetime) -> bool:
+        return self.start <= moment < self.end
+
+    def explain(self) -> dict[str, str]:
+        return {"text": self.text, "start": self.start.date().isoformat(), "end": self.end.date().isoformat()}
+
+
+def windows(query: str, *, reference: datetime) -> tuple[TimeWindow, ...]:
+    """The windows the query's time expressions name, against `reference` (aware); () when it names none."""
+    if not _CUE.search(query):
+        return ()
+    reference = reference.astimezone(UTC)
+    found: list[TimeWindow] = []
+    rest = query
+    for pattern, read in _CONSTRUCTS:
+        for match in list(pattern.finditer(rest)):
+            window = read(match, reference)
+            if window is not None:
+                found.append(window)
+                rest = rest.replace(match.group(0), " " * len(match.group(0)), 1)
+    found += _dateparser_windows(rest, reference)
+    return tuple(dict.fromkeys(found))
+
+
+def matches(windows_: Iterable[TimeWindow], moments: Iterable[datetime]) -> TimeWindow | None:
+    """The first window that holds one of `moments` (a memory's event times), else None."""
+    moments = list(moments)
+    for window in windows_:
+        if any(window.contains(moment) for moment in moments):
+            return window
+    return None
+
+
+_INDEX_DAY = re.compile(r"\b(\d{1,2}) (" + "|".join(calendar.month_name[1:]) + r") (\d{4})\b")
+_INDEX_MONTH = re.compile(r"(?<![\d]) ?\b(" + "|".join(calendar.month_name[1:]) + r") (\d{4})\b")
+
+
+def named_days(index_terms: str) -> list[datetime]:
+    """The days an episode's index terms name, in the format `extraction.dates` writes them: '8 May 2023'
+    is that day; a month named alone ('April 2023', from "last month") counts as its first day."""
+    days = [
+        datetime(int(year), MONTHS[month.lower()], int(day), tzinfo=UTC)
+        for day, month, year in _INDEX_DAY.findall(index_terms)
+    ]
+    without_days = _INDEX_DAY.sub(" ", index_terms)
+    days += [
+        datetime(int(year), MONTHS[month.lower()], 1, tzinfo=UTC) for month, year in _INDEX_MONTH.findall(without_days)
+    ]
+    return days
+
+
+def warm() -> None:
+    """Import dateparser and run its first parse now (at start-up, not in the first request)."""
+    _parser(datetime(2024, 1, 1, tzinfo=UTC)).get_date_data("1 January 2024")
+
+
+# --- the constructs dateparser does not read --------------------------------------------------------------
+
+
+def _day(value: date) -> datetime:
+    return datetime(value.year, value.month, value.day, tzinfo=UTC)
+
+
+def _year_for_month(month: int, explicit: str | None, reference: datetime) -> int:
+    """A month without a year is the latest one not after the reference's month."""
+    if explicit:
+        return int(explicit)
+    return reference.year if month <= reference.month else reference.year - 1
+
+
+def _ordinal_week(match: re.Match[str], reference: datetime) -> TimeWindow | None:
+    month = MONTHS[match.group(2).lower().rstrip(".")]
+    year = _year_for_month(month, match.group(3), reference)
+    days_in_month = calendar.monthrange(year, month)[1]
+    which = match.group(1).lower()
+    if which in ("last", "final"):
+        start = date(year, month, days_in_month) - timedelta(days=6)
+    else:
+        start = date(year, month, 1) + timedelta(days=7 * _ORDINALS[which])
+    return TimeWindow(_day(start), _day(start + timedelta(days=7)), match.group(0).strip())
+
+
+def _part_of_month(match: re.Match[str], reference: datetime) -> TimeWindow | None:
+    month = MONTHS[match.group(2).lower().rstrip(".")]
+    year = _year_for_month(month, match.group(3), reference)
+    days_in_month = calendar.monthrange(year, month)[1]
+    part = match.group(1).lower()
+    first, last = (1, 10) if part == "early" else (11, 20) if part in ("mid", "middle of") else (21, days_in_month)
+    return TimeWindow(
+        _day(date(year, month, first)), _day(date(year, month, last)) + timedelta(days=1), match.group(0).strip()
+    )
+
+
+def _weekend(match: re.Match[str], reference: datetime) -> TimeWindow | None:
+    today = reference.date()
+    which = match.group(1).lower()
+    saturday = today + timedelta(days=5 - today.weekday())  # this week's (yesterday on a Sunday)
+    if which in ("last", "this past", "past"):
+        saturday -= timedelta(days=7)
+    elif which == "next" and today.weekday() >= 5:
+        saturday += timedelta(days=7)
+    return TimeWindow(_day(saturday), _day(saturday + timedelta(days=2)), match.group(0).strip())
+
+
+def _season(match: re.Match[str], reference: datetime) -> TimeWindow | None:
+    which, name, year_text = (match.group(1) or "").lower(), match.group(2).lower(), match.group(3)
+    if name == "fall" and not which and not year_text:
+        return None  # "fall" alone is usually the verb
+    first_month = _SEASON_MONTHS[name]
+    if year_text:
+        year = int(year_text)
+    else:
+        # the season's latest start not after the reference; "last" one before that; "next" one after
+        year = reference.year if (reference.month, reference.day) >= (first_month, 1) else reference.year - 1
+        if which == "last":
+            year -= 1
+        elif which == "next":
+            year += 1
+    start = datetime(year, first_month, 1, tzinfo=UTC)
+    end_month = first_month + 3
+    end = datetime(year + (end_month - 1) // 12, (end_month - 1) % 12 + 1, 1, tzinfo=UTC)
+    return TimeWindow(start, end, match.group(0).strip())
+
+
+def _holiday(match: re.Match[str], reference: datetime) -> TimeWindow | None:
+    month, day, length = _HOLIDAYS[match.group(1).lower().replace("\u2019", "'")]
+    if match.group(2):
+        year = int(match.group(2))
+    else:
+        year = reference.year if (reference.month, reference.day) >= (month, day) else reference.year - 1
+    start = datetime(year, month, day, tzinfo=UTC)
+    return TimeWindow(start, start + timedelta(days=length), match.group(0).strip())
+
+
+_CONSTRUCTS: tuple[tuple[re.Pattern[str], Any], ...] = (
+    (_ORDINAL_WEEK, _ordinal_week),
+    (_PART_OF_MONTH, _part_of_month),
+    (_WEEKEND, _weekend),
+    (_HOLIDAY, _holiday),
+    (_SEASON, _season),
+)
+
+
+# --- dateparser ---------------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=64)
+def _parser(reference: datetime) -> Any:
+    from dateparser.date import DateDataParser
+
+    return DateDataParser(
+        languages=["en"],
+        settings={
+            "RELATIVE_BASE": reference.replace(tzinfo=None),
+            "PREFER_DATES_FROM": "past",
+            "RETURN_TIME_AS_PERIOD": True,
+        },
+    )
+
+
+_ORD = r"\d{1,2}(?:st|nd|rd|th)?"
+# the spans dateparser reads: absolute dates (any order of day, month and year), a month or year alone,
+# weekdays, and relative expressions; dateparser's own search (search_dates) finds them too, but costs
+# 3–15 ms a query and reads "we", "sun" or "may I" as dates (measured on the development sets' questions)
+_SPAN = re.compile(
+    rf"\b(?:(?:by|before|until|till|after|since|prior to)\s+)?(?:"
+    rf"\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,2}}/\d{{1,2}}/\d{{2,4}}"
+    rf"|{_ORD}\s+(?:of\s+)?{_MONTH},?(?:\s+\d{{4}})?"
+    rf"|{_MONTH}\s+{_ORD}(?:,?\s+\d{{4}})?(?!\d)"
+    rf"|{_MONTH},?\s+\d{{4}}"
+    rf"|(?:in|of|during|since|by|before|until|after)\s+{_MONTH}"
+    rf"|(?:in|of|during|since|by|before|until|after)\s+\d{{4}}(?!\d)"
+    rf"|(?:last|this|next|this past|past)\s+(?:week|month|year|{_MONTH}|{_WEEKDAY}day|{_WEEKDAY})"
+    rf"|(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a few|a couple of)\s+"
+    rf"(?:days?|weeks?|months?|years?)\s+ago"
+    rf"|yesterday|today|tonight|tomorrow|the day before yesterday"
+    rf"|on\s+{_WEEKDAY}(?:day)?"
+    rf")\b",
+    re.IGNORECASE,
+)
+_LEAD = re.compile(r"^(?:(?:by|before|until|till|after|since|prior to|in|of|on|during)\s+)+", re.IGNORECASE)
+
+
+def _dateparser_windows(text: str, reference: datetime) -> list[TimeWindow]:
+    naive_reference = reference.replace(tzinfo=None)
+    found: list[TimeWindow] = []
+    for match in _SPAN.finditer(text):
+        span = match.group(0)
+        lead = span.split()[0].lower()
+        cleaned = _LEAD.sub("", span).strip()
+        data = _parser(naive_reference).get_date_data(cleaned)
+        if data is None or data.date_obj is None:
+            continue
+        window = _period_window(data.date_obj, data.period or "day", cleaned)
+        if window is None:
+            continue
+        if lead in ("by", "before", "until", "till", "prior"):
+            window = TimeWindow(_OPEN_PAST, window.end, cleaned)
+        elif lead in ("after", "since"):
+            window = TimeWindow(window.start, _OPEN_FUTURE, cleaned)
+        found.append(window)
+    return found
+
+
+def _period_window(moment: datetime, period: str, text: str) -> TimeWindow | None:
+    day = date(moment.year, moment.month, moment.day)
+    lowered = text.lower()
+    if period in ("day", "time", "part_of_day"):
+        return TimeWindow(_day(day), _day(day + timedelta(days=1)), text)
+    if period == "week":
+        monday = day - timedelta(days=day.weekday())
+        return TimeWindow(_day(monday), _day(monday + timedelta(days=7)), text)
+    if period == "month":
+        if not re.search(rf"\b(?:{_MONTH}|month)\b", lowered):
+            return None  # "the 5th": a day of some month, which one unknown
+        first = date(day.year, day.month, 1)
+        following = date(day.year + day.month // 12, day.month % 12 + 1, 1)
+        return TimeWindow(_day(first), _day(following), text)
+    if period == "year":
+        return TimeWindow(datetime(day.year, 1, 1, tzinfo=UTC), datetime(day.year + 1, 1, 1, tzinfo=UTC), text)
+    return None
