@@ -1,0 +1,150 @@
+"""The query-conditional retrieval signals (apps/memories/retrieval/signals), pure: time windows, speaker
+perspective, entity specificity, diversity for list questions."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from apps.memories.retrieval.signals import diversity, specificity, speaker, time_window
+
+SATURDAY_NOON = datetime(2024, 1, 20, 12, tzinfo=UTC)  # a Saturday
+
+
+def _window(query: str, reference: datetime = SATURDAY_NOON) -> list[tuple[str, str]]:
+    return [
+        (window.start.date().isoformat(), window.end.date().isoformat())
+        for window in time_window.windows(query, reference=reference)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("What did she do on 31 Dec 2023?", [("2023-12-31", "2024-01-01")]),
+        ("What food did Sam share on 19 August, 2023?", [("2023-08-19", "2023-08-20")]),
+        ("Where was he on May 8, 2023?", [("2023-05-08", "2023-05-09")]),
+        ("What did I eat yesterday?", [("2024-01-19", "2024-01-20")]),
+        ("What did you tell me last week?", [("2024-01-08", "2024-01-15")]),
+        ("What did Caroline do last weekend?", [("2024-01-13", "2024-01-15")]),
+        ("What did I plan for the first week of January?", [("2024-01-01", "2024-01-08")]),
+        ("Where was Jolene during the last week of August 2023?", [("2023-08-25", "2023-09-01")]),
+        ("Where did they go in early March?", [("2023-03-01", "2023-03-11")]),
+        ("What did Jon do in October?", [("2023-10-01", "2023-11-01")]),
+        ("What happened in 2023?", [("2023-01-01", "2024-01-01")]),
+        ("What did we do last summer?", [("2022-06-01", "2022-09-01")]),
+        ("What happened at Christmas?", [("2023-12-24", "2023-12-27")]),
+        ("What did he do two weeks ago?", [("2024-01-01", "2024-01-08")]),
+        ("How many tournaments had Nate won by July 10, 2022?", [("1900-01-01", "2022-07-11")]),
+        ("What changed since May?", [("2023-05-01", "2200-01-01")]),
+    ],
+    ids=lambda value: value if isinstance(value, str) else None,
+)
+def test_time_expressions_become_windows_against_the_reference_time(query, expected):
+    assert _window(query) == expected
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "When did Melanie paint a sunrise?",
+        "Did I fall asleep?",
+        "What are 2 things he likes?",
+        "May I ask what she likes?",
+        "What does she do on weekends?",  # habitual, no date
+    ],
+)
+def test_questions_without_a_date_name_no_window(query):
+    assert _window(query) == []
+
+
+def test_relative_expressions_count_from_the_reference_not_from_today():
+    # the same words asked as of another day name another week
+    assert _window("What did you tell me last week?", reference=datetime(2023, 6, 14, tzinfo=UTC)) == [
+        ("2023-06-05", "2023-06-12")
+    ]
+
+
+def test_a_memory_matches_a_window_by_the_day_it_was_said_or_a_day_it_names():
+    (window,) = time_window.windows("What did he do on 16 March 2022?", reference=SATURDAY_NOON)
+    said_on = datetime(2022, 3, 17, 9, tzinfo=UTC)
+    assert time_window.matches([window], [said_on]) is None
+    # "Yesterday I went bowling", said on 17 March: its index terms name the 16th
+    named = time_window.named_days("17 March 2022 16 March 2022")
+    assert time_window.matches([window], [said_on, *named]) == window
+
+
+def test_index_terms_name_days_and_months():
+    assert time_window.named_days("8 May 2023 April 2023") == [
+        datetime(2023, 5, 8, tzinfo=UTC),
+        datetime(2023, 4, 1, tzinfo=UTC),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("query", "names", "expected"),
+    [
+        ("What did Caroline research?", ["Caroline"], "What did I research?"),
+        ("What is Caroline's identity?", ["Caroline"], "What is my identity?"),
+        ("Who gave Mel a gift?", ["Mel"], "Who gave me a gift?"),
+        ("When did Mel go hiking with Caroline?", ["Mel"], "When did I go hiking with Caroline?"),
+        ("What did Caroline research?", [], "What did Caroline research?"),
+    ],
+)
+def test_a_question_about_one_speaker_is_embedded_from_their_side(query, names, expected):
+    assert speaker.perspective(query, names=names) == expected
+
+
+def test_the_speaker_signal_needs_exactly_one_named_speaker():
+    assert speaker.match(memory_speaker="Caroline", named_speakers={"caroline"}) == 1.0
+    assert speaker.match(memory_speaker="Melanie", named_speakers={"caroline"}) == 0.0
+    assert speaker.match(memory_speaker="Caroline", named_speakers={"caroline", "melanie"}) == 0.0
+    assert speaker.match(memory_speaker="", named_speakers={"caroline"}) == 0.0
+
+
+def test_a_name_on_half_the_memories_weighs_little_and_a_rare_one_a_lot():
+    rare = specificity.weight(linked=2, total=600)
+    frequent = specificity.weight(linked=300, total=600)
+    assert specificity.weight(linked=1, total=600) == 1.0
+    assert rare > 0.8
+    assert frequent < 0.15
+    assert specificity.combined([]) == 0.0
+    assert specificity.combined([0.5, 0.5]) == 0.75  # two matches count more than one
+    assert specificity.combined([frequent]) == frequent
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "What are all the places he travelled?",
+        "How many times did she go hiking?",
+        "What books has John read?",
+        "Which countries has Jolene visited?",
+        "What kinds of music does she like?",
+        "List the pets Andrew has",
+    ],
+)
+def test_list_and_count_questions_ask_for_many(query):
+    assert diversity.asks_for_many(query)
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["What is the name of Ana's kitten?", "When did she go to Paris?", "Where does he work?", "What was his status?"],
+)
+def test_one_answer_questions_do_not(query):
+    assert not diversity.asks_for_many(query)
+
+
+def test_diversity_places_one_result_per_conversation_before_repeats():
+    # (score, session, text): two paraphrases of one session's episode outrank another session's answer
+    items = [
+        (0.90, "s1", "I went hiking in the Alps with my sister"),
+        (0.88, "s1", "Hiking in the Alps with my sister was great"),
+        (0.70, "s2", "We flew to Lisbon for the weekend"),
+    ]
+    placed = diversity.diversified(items, score=lambda i: i[0], session=lambda i: i[1], text=lambda i: i[2])
+    assert [item.item[2][:10] for item in placed] == ["I went hik", "We flew to", "Hiking in "]
+    assert placed[0].penalty == 0.0
+    assert placed[2].penalty > 0.0
