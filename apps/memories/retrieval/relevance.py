@@ -17,7 +17,11 @@ Pure functions over per-candidate features (no ORM). Tuned and ablated on LoCoMo
 - session: the best 0.5·bm25′ + 0.5·cos′ among candidates of the same conversation (evidence clusters in
   the conversation where the topic came up);
 - length: min(1, ln(1 + lexemes) / ln 41) — a one-word turn rarely holds an answer;
-- is_question: a memory that is itself a question rarely is the answer.
+- is_question: a memory that is only a question rarely is the answer: a short one (at most
+  QUESTION_MAX_LEXEMES lexemes) ending in "?". A long message that ends with a question — "I'm working on
+  sprints that end on March 29 … can you help me plan them?", how people ask an assistant — states facts
+  first and is not penalised (BEAM's evidence is mostly such messages: penalising every "?" cost its
+  headline recall_any@10 0.06, while LoCoMo's question turns are short and keep the penalty; same R@10).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ WEIGHTS = {
     "question": -0.2,
 }
 LENGTH_SATURATION = 40
+QUESTION_MAX_LEXEMES = 20
 
 
 @dataclass(frozen=True)
@@ -83,7 +88,7 @@ def similarities(features: Sequence[Features]) -> list[float]:
         + WEIGHTS["context"] * context[index]
         + WEIGHTS["session"] * session[index]
         + WEIGHTS["length"] * length_prior(item.lexemes)
-        + WEIGHTS["question"] * (1.0 if item.is_question else 0.0)
+        + WEIGHTS["question"] * (1.0 if item.is_question and item.lexemes <= QUESTION_MAX_LEXEMES else 0.0)
         for index, item in enumerate(features)
     ]
     if max(composite) <= min(composite):

@@ -1,0 +1,65 @@
+"""The signals of the retrieval score, each in a module of its own, registered here in one place.
+
+A signal is a number in [0, 1] per candidate memory, named as `scoring.Signals` names it and weighted by the
+`scoring.Weights` field of the same name (per scope; a tenant overrides them in
+`settings.retrieval_weights`). `search.py` computes each from its module and `scoring.retrieval_score` sums
+them; `ScoredMemory.explain()` shows each value and what produced it. A *stage* re-orders the ranked list
+instead of scoring a memory (diversity).
+
+To add a signal: a module here (pure, no Django: import-linter checks it), a field on `scoring.Signals` and
+`scoring.Weights`, an entry below; `tests/unit/memories/test_retrieval_signals.py` fails until all three
+agree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Signal:
+    name: str  # the Signals / Weights field
+    module: str  # where its value is computed
+    gated: bool  # counted in proportion to the memory's similarity (a hint among relevant memories only)
+    description: str
+
+
+REGISTRY: tuple[Signal, ...] = (
+    Signal(
+        "similarity",
+        "apps.memories.retrieval.relevance",
+        False,
+        "cosine and BM25 of the memory and its conversation context, session and length priors",
+    ),
+    Signal("recency", "apps.memories.scoring", True, "1 − days since the last use / 365"),
+    Signal("importance", "apps.memories.scoring", False, "the memory's importance after decay"),
+    Signal("access_frequency", "apps.memories.scoring", True, "uses (an hour apart) / 20"),
+    Signal(
+        "entity_match",
+        "apps.memories.retrieval.signals.specificity",
+        False,
+        "the IDF weight of the entities the query names that the memory links (a name on half the memories "
+        "counts ~0.1, a rare one ~1)",
+    ),
+    Signal(
+        "speaker_match",
+        "apps.memories.retrieval.signals.speaker",
+        True,
+        "said by the one speaker the query names, by label or alias",
+    ),
+    Signal(
+        "time_match",
+        "apps.memories.retrieval.signals.time_window",
+        False,
+        "said on, or naming, a day inside a window the query's time expressions name",
+    ),
+)
+
+STAGES: tuple[Signal, ...] = (
+    Signal(
+        "diversity",
+        "apps.memories.retrieval.signals.diversity",
+        False,
+        "list and count questions: maximal marginal relevance across conversations and near-duplicates",
+    ),
+)
