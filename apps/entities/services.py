@@ -106,9 +106,10 @@ def entity_upsert_many(
 
 
 def entity_aliases_add(
-    *, tenant: Tenant, contact: Contact | None, aliases: Mapping[str, Mapping[str, str]], at: datetime
+    *, tenant: Tenant, contact: Contact | None, aliases: Mapping[str, Mapping[str, tuple[str, int]]], at: datetime
 ) -> int:
-    """Record other names of the scope's person entities: {person slug: {alias slug: how it was written}}.
+    """Record other names of the scope's person entities: {person slug: {alias slug: (how it was written, how
+    many times it was used)}}.
 
     An alias is how someone is addressed ("Thanks, Mel!" said to the speaker labelled Melanie): a query
     naming it finds the entity (search's entity terms) and the speaker. Each new alias is added to
@@ -136,11 +137,11 @@ def entity_aliases_add(
             continue
         known = dict(entity.metadata.get("aliases") or {})
         changed = False
-        for alias, written in names.items():
+        for alias, (written, count) in names.items():
             if alias == slug or alias in other_people:
                 continue
             record = dict(known.get(alias) or {"name": written, "first_seen": stamp, "addressed": 0})
-            record["addressed"] = int(record.get("addressed", 0)) + 1
+            record["addressed"] = int(record.get("addressed", 0)) + count
             record["last_seen"] = stamp
             known[alias] = record
             changed = True

@@ -172,7 +172,7 @@ TENANT_WEIGHTS = Weights(
     access_frequency=0.10,
     entity_match=0.05,
     speaker_match=0.05,
-    time_match=0.10,
+    time_match=0.30,
 )
 CONTACT_WEIGHTS = Weights(
     similarity=0.35,
@@ -181,7 +181,7 @@ CONTACT_WEIGHTS = Weights(
     access_frequency=0.10,
     entity_match=0.10,
     speaker_match=0.10,
-    time_match=0.10,
+    time_match=0.30,
 )
 
 

@@ -301,7 +301,7 @@ def speaker_aliases_learn(*, tenant: Tenant, messages: Sequence[Message]) -> int
         .distinct()
     ):
         speakers[conversation_id].add(speaker.strip())
-    learned: dict[Any, dict[str, dict[str, str]]] = {}
+    learned: dict[Any, dict[str, dict[str, tuple[str, int]]]] = {}
     contacts: dict[Any, Contact | None] = {}
     for message, names in addressed:
         others = {slugify(name) for name in speakers[message.conversation_id]} - {slugify(message.speaker)}
@@ -313,7 +313,8 @@ def speaker_aliases_learn(*, tenant: Tenant, messages: Sequence[Message]) -> int
         for name in names:
             alias = slugify(name)
             if alias and alias != addressee:
-                learned.setdefault(scope, {}).setdefault(addressee, {})[alias] = name
+                seen = learned.setdefault(scope, {}).setdefault(addressee, {})
+                seen[alias] = (name, seen.get(alias, (name, 0))[1] + 1)
     return sum(
         entity_aliases_add(tenant=tenant, contact=contacts[scope], aliases=aliases, at=timezone.now())
         for scope, aliases in learned.items()

@@ -82,4 +82,7 @@ def search_payload(
     if explain:
         body["query_entities"] = [entity.key for entity in result.query_entities]
         body["candidates"] = result.candidates
+        body["time_windows"] = [window.explain() for window in result.time_windows]
+        body["speakers"] = list(result.speakers)
+        body["diversified"] = result.diversified
     return body

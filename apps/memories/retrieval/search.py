@@ -640,6 +640,7 @@ def memory_search(
         for item in terms.named
         if item.entity.id in keys
     }
+    outside_windows = time_window.miss_factor(windows)
     scored: list[ScoredMemory] = []
     for candidate, similarity_signal in zip(candidates, similarity, strict=True):
         matched = sorted(candidate.matched_entity_ids, key=lambda entity_id: keys[entity_id])
@@ -656,12 +657,15 @@ def memory_search(
             access_frequency=scoring.access_frequency(access_count=candidate.access_count),
             entity_match=specificity.combined(entity_weights[entity_id] for entity_id in matched),
             speaker_match=speaker_match,
-            time_match=1.0 if window is not None else 0.0,
+            time_match=window.specificity if window is not None else 0.0,
         )
+        score = scoring.retrieval_score(signals, weights, outdated=candidate.memory.outdated)
+        if windows and window is None:
+            score = round(score * outside_windows, 6)
         scored.append(
             ScoredMemory(
                 memory=candidate.memory,
-                score=scoring.retrieval_score(signals, weights, outdated=candidate.memory.outdated),
+                score=score,
                 signals=signals,
                 cosine=candidate.cosine,
                 bm25=candidate.bm25,

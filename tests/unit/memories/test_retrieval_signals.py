@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from apps.memories.retrieval.signals import diversity, specificity, speaker, time_window
+from apps.memories.retrieval.signals import diversity, speaker, specificity, time_window
 
 SATURDAY_NOON = datetime(2024, 1, 20, 12, tzinfo=UTC)  # a Saturday
 
@@ -200,3 +200,20 @@ def test_a_time_match_adds_its_weight():
         base, scoring.CONTACT_WEIGHTS
     )
     assert gain == pytest.approx(scoring.CONTACT_WEIGHTS.time_match)
+
+
+def test_a_narrow_window_tells_more_than_a_wide_one():
+    day, week, month, year = (
+        time_window.windows(query, reference=SATURDAY_NOON)[0]
+        for query in ("on 31 Dec 2023", "last week", "in October", "in 2023")
+    )
+    assert [day.specificity, week.specificity, month.specificity, year.specificity] == [1.0, 0.6, 0.3, 0.1]
+
+
+def test_a_memory_outside_a_narrow_window_keeps_half_its_score_and_outside_a_year_most():
+    (day,) = time_window.windows("on 31 Dec 2023", reference=SATURDAY_NOON)
+    (year,) = time_window.windows("in 2023", reference=SATURDAY_NOON)
+    assert time_window.miss_factor([day]) == 0.5
+    assert time_window.miss_factor([year]) == 0.95
+    assert time_window.miss_factor([day, year]) == 0.5
+    assert time_window.miss_factor([]) == 1.0

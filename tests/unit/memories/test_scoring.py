@@ -53,7 +53,7 @@ def test_access_frequency(count, expected):
 
 def test_weights_override_per_tenant_keeps_the_rest():
     weights = scoring.Weights.from_dict({"similarity": 0.5, "bogus": 9}, fallback=scoring.CONTACT_WEIGHTS)
-    assert weights == scoring.Weights(0.5, 0.25, 0.20, 0.10, 0.10, speaker_match=0.10, time_match=0.10)
+    assert weights == scoring.Weights(0.5, 0.25, 0.20, 0.10, 0.10, speaker_match=0.10, time_match=0.30)
 
 
 def test_importance_formula():
