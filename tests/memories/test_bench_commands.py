@@ -57,22 +57,69 @@ TINY_LOCOMO = [
 ]
 
 
+def _tiny_beam(root):
+    """A BEAM-shaped folder: one chat of two dated batches, two probing questions (one without evidence)."""
+    chat = root / "1"
+    (chat / "probing_questions").mkdir(parents=True)
+    turns = [
+        [
+            {"role": "user", "id": 0, "time_anchor": "March-15-2024", "content": "My sprint ends on March 29 ->-> 1,1"},
+            {"role": "assistant", "id": 1, "content": "Great, let us plan the sprint backlog around that date."},
+        ],
+        [
+            {
+                "role": "user",
+                "id": 2,
+                "time_anchor": "April-05-2024",
+                "content": "The dashboard API now answers in 250ms",
+            },
+            {"role": "assistant", "id": 3, "content": "Caching made a big difference then."},
+        ],
+    ]
+    (chat / "chat.json").write_text(
+        json.dumps([{"batch_number": 1, "turns": [turns[0]]}, {"batch_number": 2, "turns": [turns[1]]}])
+    )
+    (chat / "probing_questions" / "probing_questions.json").write_text(
+        json.dumps(
+            {
+                "information_extraction": [{"question": "When does my sprint end?", "source_chat_ids": [0]}],
+                "knowledge_update": [{"question": "How fast is the dashboard API?", "source_chat_ids": {"u": [2]}}],
+                "abstention": [{"question": "What is my cat called?"}],
+            }
+        )
+    )
+    return root
+
+
 @pytest.mark.django_db
 def test_bench_retrieval_ingests_asks_and_maps_memories_back_to_turns(tmp_path):
     dataset = tmp_path / "tiny.json"
     dataset.write_text(json.dumps(TINY_LOCOMO))
+    beam = _tiny_beam(tmp_path / "beam")
     figures = tmp_path / "figures.json"
     out = io.StringIO()
-    call_command("bench_retrieval", "--path", str(dataset), "--json", str(figures), stdout=out)
+    call_command(
+        "bench_retrieval", "--path", str(dataset), "--beam-path", str(beam), "--json", str(figures), stdout=out
+    )
     report = json.loads(figures.read_text())
-    assert report["ingest"]["turns"] == 4
-    engram = report["figures"]["engram"]
+    locomo = report["in_process"]["LoCoMo"]
+    assert locomo["ingest"]["turns"] == 4
     # four turns, each remembered: every evidence turn is among the first 25 (and 5) distinct turns returned
-    assert engram["overall"]["R@25"] == 1.0
-    assert engram["single-hop"]["R@5"] == 1.0
-    assert set(report["figures"]["baseline_cosine"]["overall"]) == {"R@5", "R@10", "R@25"}
-    assert "search latency p50" in out.getvalue()
-    assert not Tenant.objects.filter(slug__startswith="bench-tiny").exists()  # removed without --keep
+    assert locomo["recall"]["all"]["overall"]["R@25"] == 1.0
+    assert locomo["recall"]["all"]["single-hop"]["R@5"] == 1.0
+    beam_figures = report["in_process"]["BEAM"]
+    assert beam_figures["ingest"]["turns"] == 4
+    # the abstention question has no evidence: not a retrieval question
+    assert beam_figures["recall"]["all"]["overall"]["n"] == 2
+    assert beam_figures["recall"]["all"]["overall"]["any@5"] == 1.0
+    # the flat retrievers over the same turns, in the same run
+    for name in ("LoCoMo spread", "BEAM spread"):
+        assert set(report["baselines"][name]) == {"cosine", "bm25", "hybrid"}
+    assert report["baselines"]["BEAM spread"]["hybrid"]["all"]["overall"]["any@25"] == 1.0
+    printed = out.getvalue()
+    assert "search latency p50" in printed
+    assert "engram-hybrid" in printed
+    assert not Tenant.objects.filter(slug__startswith="bench-").exists()  # removed without --keep
     assert not Memory.objects.exists()
 
 
@@ -92,8 +139,12 @@ def test_bench_retrieval_via_http_asks_fresh_and_settled_through_a_live_server_a
         "--via-http",
         "--url",
         live_server.url,
+        "--dataset",
+        "locomo",
         "--path",
         str(dataset),
+        "--stamping",
+        "session,spread",
         "--keep",
         "--json",
         str(figures),
@@ -105,8 +156,9 @@ def test_bench_retrieval_via_http_asks_fresh_and_settled_through_a_live_server_a
         assert run["ingest"]["turns"] == 4
         assert set(run["phases"]) == {"fresh", "settled"}
         for phase in run["phases"].values():
-            assert phase["recall"]["overall"]["R@25"] == 1.0
+            assert phase["recall"]["all"]["overall"]["R@25"] == 1.0
             assert phase["search_ms"]["p50"] > 0
+    assert set(report["baselines"]["LoCoMo session"]) == {"cosine", "bm25", "hybrid"}
     tenants = Tenant.objects.filter(slug__startswith="bench-http-")
     assert tenants.count() == 2  # one shared tenant per stamping, kept with --keep
     for tenant in tenants:
@@ -120,7 +172,8 @@ def test_bench_retrieval_via_http_asks_fresh_and_settled_through_a_live_server_a
         # settled: the deferred consolidation of both conversations ran on the worker
         runs = ConsolidationRun.objects.filter(tenant=tenant, kind=ConsolidationRun.KIND_DEFERRED, status="done")
         assert runs.count() >= 2
-    assert "settled: R@10" in out.getvalue()
+    assert "LoCoMo settled: R@10" in out.getvalue()
+    assert "fresh-hybrid" in out.getvalue()
 
 
 @pytest.mark.celery_worker
