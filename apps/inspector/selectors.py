@@ -281,6 +281,15 @@ class EntityNode:
     def memory_count(self) -> int:
         return sum(len(group.memories) for group in self.groups)
 
+    @property
+    def aliases(self) -> list[dict[str, Any]]:
+        """The other names the entity goes by, as written, with how often and since when they were used."""
+        learned = (self.entity.metadata or {}).get("aliases") or {}
+        return [
+            {"slug": slug, "name": learned.get(slug, {}).get("name", slug), **learned.get(slug, {})}
+            for slug in self.entity.aliases
+        ]
+
 
 def entity_tree(*, tenant: Tenant, contact: Contact | None) -> list[EntityNode]:
     """Each entity of the scope with the current memories linked to it (facts, preferences, episodes,

@@ -325,6 +325,29 @@ def test_contact_page_shows_profile_state_memories_graph_and_charts(owner_client
     assert f"{current} current now" in html
 
 
+def test_the_entity_graph_shows_a_speakers_aliases(owner_client, tenant):
+    from apps.entities.models import Entity
+    from apps.memories.ingest.services import IngestItem, ingest_messages
+
+    turns = [("Jordan", "Hey Rosie! How was the weekend?"), ("Sam", "Great, I went to a concert with Lena.")]
+    ingest_messages(
+        tenant=tenant,
+        items=[
+            IngestItem(contact_id="pair", conversation_id="c1", message=text, message_id=f"m{index}", speaker=speaker)
+            for index, (speaker, text) in enumerate(turns)
+        ],
+        actor="test",
+    )
+    contact = Contact.objects.get(tenant=tenant, external_id="pair")
+    assert Entity.objects.get(tenant=tenant, contact=contact, slug="sam").aliases == ["rosie"]
+    html = owner_client.get(f"/inspector/contacts/{contact.pk}/").content.decode()
+    sam = html.index("<strong>Sam</strong>")
+    summary = html[sam : html.index("</summary>", sam)]
+    assert '<span class="tag">speaker</span>' in summary
+    assert "also called" in summary and ">Rosie</span>" in summary
+    assert 'title="addressed so 1× since' in summary
+
+
 def test_contact_export_downloads_memories_with_history_and_messages(owner_client, seeded):
     response = owner_client.get(f"/inspector/contacts/{seeded.contact.pk}/export.json")
     assert response["Content-Disposition"] == f'attachment; filename="contact-{seeded.contact.pk}.json"'
