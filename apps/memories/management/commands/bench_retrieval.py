@@ -109,8 +109,9 @@ class Command(BaseCommand):
         http.add_argument("--batch", type=int, default=200, help="turns per POST /ingest/batch")
         http.add_argument(
             "--settle",
-            default="deferred",
-            help="background jobs run before the settled questions: deferred, or deferred,periodic",
+            default="deferred,periodic",
+            help="background jobs run before the settled questions: deferred,periodic (all of them: the deferred "
+            "consolidation of every conversation, then the 6-hourly job), or deferred alone",
         )
         http.add_argument(
             "--reuse",
