@@ -258,9 +258,13 @@ def test_mcp_requests_count_against_the_keys_rate_limit(live_url, live_key, live
     live_tenant.save(update_fields=["settings"])
     headers = {"Authorization": f"Bearer {live_key}", "Accept": "application/json, text/event-stream"}
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
-    answers = [httpx.post(f"{live_url}/mcp", json=body, headers=headers) for _ in range(3)]
-    assert [answer.status_code for answer in answers][2] == 429
-    assert 0 < int(answers[2].headers["Retry-After"]) <= 60
+    # the window is fixed (a minute of the clock): five requests within a minute fall into at most two windows,
+    # so one of them holds three and refuses its third, even when a loaded machine crosses the minute mid-test
+    answers = [httpx.post(f"{live_url}/mcp", json=body, headers=headers) for _ in range(5)]
+    codes = [answer.status_code for answer in answers]
+    assert codes[:2] == [200, 200] and 429 in codes, codes
+    refused = answers[codes.index(429)]
+    assert 0 < int(refused.headers["Retry-After"]) <= 60
 
 
 def test_get_and_delete_are_not_offered(live_url, live_key):

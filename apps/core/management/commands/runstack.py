@@ -221,7 +221,9 @@ class Command(BaseCommand):
                 "beat",
                 "--loglevel=INFO",
                 "--scheduler=django_celery_beat.schedulers:DatabaseScheduler",
-                f"--pidfile={embedded.VAR_DIR / 'celerybeat.pid'}",
+                # one beat per database (two would schedule everything twice), while stacks on other databases of
+                # the same checkout (the tests', a benchmark's) each keep their own
+                f"--pidfile={embedded.VAR_DIR / ('celerybeat-' + str(settings.DATABASES['default']['NAME']) + '.pid')}",
             ],
             child_env,
             0,
