@@ -30,6 +30,9 @@ from apps.tenants.services import tenant_delete
 BASE_DIR = Path(settings.BASE_DIR)
 
 
+RETRYABLE = {429, 502, 503, 504}
+
+
 class HttpError(RuntimeError):
     def __init__(
         self,
@@ -61,6 +64,7 @@ class EngramClient:
         self.timeout = timeout
         self.http = requests.Session()
         self.http.headers["Authorization"] = f"Bearer {api_key}"
+        self.retries = 0
 
     def close(self) -> None:
         self.http.close()
@@ -79,8 +83,25 @@ class EngramClient:
             parse_server_timing(response.headers.get("Server-Timing", "")),
         )
 
-    def ingest_batch(self, messages: list[dict[str, Any]]) -> Timed:
-        return self.request("POST", "/ingest/batch", json={"messages": messages})
+    def ingest_batch(self, messages: list[dict[str, Any]], *, attempts: int = 4) -> Timed:
+        """As a client library sends it: a batch whose answer was lost (a dropped connection, a worker restarted,
+        429/502/503/504) is sent again after Retry-After or a backoff, which is safe because every message
+        carries its `message_id` (a repeated one stores nothing twice). `self.retries` counts the resends."""
+        for attempt in range(attempts):
+            try:
+                return self.request("POST", "/ingest/batch", json={"messages": messages})
+            except requests.ConnectionError:
+                if attempt == attempts - 1:
+                    raise
+                wait = 2.0**attempt
+            except HttpError as error:
+                if error.status not in RETRYABLE or attempt == attempts - 1:
+                    raise
+                retry_after = error.retry_after or ""
+                wait = float(retry_after) if retry_after.isdigit() else 2.0**attempt
+            self.retries += 1
+            time.sleep(wait)
+        raise AssertionError("unreachable")
 
     def search(self, *, contact_id: str, query: str, top_k: int = 50, as_of: str | None = None) -> Timed:
         body: dict[str, Any] = {"contact_id": contact_id, "query": query, "top_k": top_k}

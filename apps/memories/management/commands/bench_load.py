@@ -318,7 +318,7 @@ class Command(BaseCommand):
                     answer = None
                     while answer is None and not load.stop.is_set():
                         try:
-                            answer = client.ingest_batch(chunk)
+                            answer = client.ingest_batch(chunk, attempts=1)  # refusals handled here
                         except HttpError as exc:
                             wait = load.refused("ingest", exc)
                             if wait is None:

@@ -159,6 +159,12 @@ class Command(BaseCommand):
                         retriever: scores.figures(dataset) for retriever, scores in baselines.items()
                     }
                     self._print(dataset, stamping, columns, baselines, runs[-1] if options["via_http"] else None)
+                    # written after every dataset: a run of an hour keeps what it measured if a later part fails
+                    self._dump(options, report, runs, settle_jobs)
+
+    def _dump(
+        self, options: dict[str, Any], report: dict[str, Any], runs: list[Run], settle_jobs: tuple[str, ...]
+    ) -> None:
         if options["json_out"]:
             dump(options["json_out"], report | {"settle": settle_jobs})
         if options["details"]:
@@ -310,7 +316,8 @@ class Command(BaseCommand):
             ingest = figures["ingest"]
             self.stdout.write(
                 f"\n== {dataset.name}, stamping {stamping}: {ingest['turns']} turns in {ingest['seconds']} s "
-                f"({ingest['turns_per_second']} turns/s; batch p50 {ingest['batch_ms']['p50']} ms), "
+                f"({ingest['turns_per_second']} turns/s; batch p50 {ingest['batch_ms']['p50']} ms; "
+                f"{ingest['retries']} batches resent), "
                 f"settled in {figures['settle_seconds']} s"
             )
         engram = list(columns)
