@@ -9,11 +9,13 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import logging
+import os
 import re
 import threading
 import time
 import unicodedata
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Protocol
@@ -26,6 +28,7 @@ from django.core.exceptions import ImproperlyConfigured
 from apps.core.exceptions import ApplicationError
 from apps.core.redis import scope_key
 from apps.core.timing import phase
+from apps.core.vectors import vector_text
 
 logger = logging.getLogger(__name__)
 
@@ -76,7 +79,7 @@ def embed_one(embedder: Embedder, text: str) -> np.ndarray:
 
 def vector_literal(vector: np.ndarray) -> str:
     """pgvector's text form of a vector ('[0.1,0.2,…]'), for raw SQL parameters cast with ::vector."""
-    return "[" + ",".join(map(str, np.asarray(vector, dtype=np.float32).tolist())) + "]"
+    return vector_text(np.asarray(vector, dtype=np.float32))
 
 
 def normalise_rows(vectors: np.ndarray) -> np.ndarray:
@@ -140,6 +143,23 @@ def _load_onnx_runtime(threads: int, max_length: int) -> _OnnxRuntime:
         return runtime
 
 
+_pool_lock = threading.Lock()
+_pools: dict[tuple[int, int], ThreadPoolExecutor] = {}
+
+
+def _embed_pool(workers: int) -> ThreadPoolExecutor:
+    """The threads that embed sub-batches at once, one pool per process: keyed by the process id, since a
+    forked child (gunicorn's and Celery's workers) inherits the parent's pool without its threads."""
+    key = (os.getpid(), workers)
+    pool = _pools.get(key)
+    if pool is None:
+        with _pool_lock:
+            pool = _pools.get(key)
+            if pool is None:
+                pool = _pools[key] = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="embed")
+    return pool
+
+
 class LocalOnnxEmbedder:
     """all-MiniLM-L6-v2 as an int8 ONNX graph, in-process: mean pooling over the attention mask, then L2."""
 
@@ -147,15 +167,21 @@ class LocalOnnxEmbedder:
     dimensions = 384
     max_length = 256  # tokens, as the sentence-transformers model card
 
-    def __init__(self, *, threads: int | None = None, batch_size: int = 8) -> None:
+    def __init__(self, *, threads: int | None = None, batch_size: int = 8, callers: int | None = None) -> None:
         # 8 texts per run: the fastest on one thread (LoCoMo memory texts, ~45 tokens: 87/s against 78/s at 32)
         self.threads = threads or int(settings.ENGRAM.get("EMBEDDING_THREADS", 1))
         self.batch_size = batch_size
+        # sub-batches run at once by one embed_batch call (issue 29: a request's batch used one core of two)
+        self.callers = callers or int(settings.ENGRAM.get("EMBEDDING_CALLERS", 0)) or (os.cpu_count() or 1)
 
     def load(self) -> _OnnxRuntime:
         return _load_onnx_runtime(self.threads, self.max_length)
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        """Length-sorted sub-batches of `batch_size`; when there are at least two per caller, `callers` of them
+        run at once on threads of their own (ONNX releases the GIL: one core each), so a request's batch uses
+        every core — what the bound's best configuration does (apps/memories/benchmarks/bound.py). A single
+        query (reads) stays on the calling thread."""
         if not texts:
             return _empty(self.dimensions)
         runtime = self.load()
@@ -163,10 +189,27 @@ class LocalOnnxEmbedder:
         # sorted by length, each sub-batch pads only to its own longest text
         order = sorted(range(len(texts)), key=lambda index: len(encodings[index].ids))
         vectors = np.empty((len(texts), self.dimensions), dtype=np.float32)
-        for first in range(0, len(order), self.batch_size):
-            positions = order[first : first + self.batch_size]
+        batches = [order[first : first + self.batch_size] for first in range(0, len(order), self.batch_size)]
+        if self.callers > 1 and len(batches) >= 2 * self.callers:
+            # interleaved so each caller gets short and long sub-batches alike
+            shares = [batches[index :: self.callers] for index in range(self.callers)]
+            futures = [
+                _embed_pool(self.callers).submit(self._embed_share, runtime, encodings, share) for share in shares
+            ]
+            for future in futures:
+                for positions, block in future.result():
+                    vectors[positions] = block
+            return vectors
+        for positions in batches:
             vectors[positions] = self._embed_encoded(runtime, [encodings[index] for index in positions])
         return vectors
+
+    def _embed_share(
+        self, runtime: _OnnxRuntime, encodings: list[Any], share: list[list[int]]
+    ) -> list[tuple[list[int], np.ndarray]]:
+        return [
+            (positions, self._embed_encoded(runtime, [encodings[index] for index in positions])) for positions in share
+        ]
 
     def _embed_encoded(self, runtime: _OnnxRuntime, encodings: list[Any]) -> np.ndarray:
         width = max(len(encoding.ids) for encoding in encodings)

@@ -3,10 +3,11 @@ from __future__ import annotations
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
-from pgvector.django import HnswIndex, VectorField
+from pgvector.django import HnswIndex
 
 from apps.core.embeddings import EMBEDDING_DIMENSIONS
 from apps.core.models import UUIDModel
+from apps.core.vectors import VectorField
 from apps.tenants.models import Tenant
 
 

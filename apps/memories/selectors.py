@@ -13,6 +13,7 @@ from django.db.models import Q, QuerySet
 from apps.contacts.models import Contact
 from apps.core.embeddings import memory_text
 from apps.core.exceptions import NotFound
+from apps.core.vectors import vector_from_send
 from apps.memories.models import ContextEvent, Memory, MemoryRevision
 from apps.tenants.models import Tenant
 
@@ -109,7 +110,7 @@ def episodes_before(*, tenant_id: Any, anchors: Sequence[EpisodeAnchor]) -> dict
         return {}
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT a.key, n.embedding::text, n.content, n.index_terms "
+            "SELECT a.key, vector_send(n.embedding), n.content, n.index_terms "
             "FROM unnest(%s::text[], %s::text[], %s::timestamptz[], %s::bigint[]) AS a(key, session_id, at, seq) "
             "CROSS JOIN LATERAL (SELECT n.embedding, n.content, n.index_terms FROM memories_memory n "
             "  WHERE n.tenant_id = %s AND n.memory_type = 'episode' AND n.source_session_id = a.session_id "
@@ -128,7 +129,7 @@ def episodes_before(*, tenant_id: Any, anchors: Sequence[EpisodeAnchor]) -> dict
     keys = {str(anchor.key): anchor.key for anchor in anchors}
     return {
         keys[key]: EpisodeBefore(
-            embedding=np.fromstring(embedding[1:-1], sep=",", dtype=np.float32),
+            embedding=vector_from_send(embedding),
             text=memory_text(content=content, index_terms=index_terms),
         )
         for key, embedding, content, index_terms in rows

@@ -205,6 +205,8 @@ ENGRAM = {
     # ingest 32 → 43 msg/s, GET /context p95 75 → 45 ms; two threads for queries only: no better).
     # docs/architecture.md, "Sizing".
     "EMBEDDING_THREADS": env.int("ENGRAM_EMBEDDING_THREADS", default=1),
+    # sub-batches of one embed_batch call run at once (0: one per core); reads embed one text, on their thread
+    "EMBEDDING_CALLERS": env.int("ENGRAM_EMBEDDING_CALLERS", default=0),
     "EMBEDDING_MODEL": env.str("ENGRAM_EMBEDDING_MODEL", default="all-MiniLM-L6-v2"),
     "EMBEDDING_DIMENSIONS": 384,
     # openai embedder (ENGRAM_EMBEDDER=openai): any OpenAI-compatible /v1/embeddings endpoint

@@ -95,8 +95,8 @@ def embedder_bound(texts: Sequence[str], *, batch_sizes: Sequence[int] = BATCH_S
     for batch_size in batch_sizes:
         if isinstance(inner, LocalOnnxEmbedder):
             # one call with a thread per core, and a one-thread call per core at once (ONNX releases the GIL)
-            many_threads = LocalOnnxEmbedder(threads=cores, batch_size=batch_size)
-            one_thread = LocalOnnxEmbedder(threads=1, batch_size=batch_size)
+            many_threads = LocalOnnxEmbedder(threads=cores, batch_size=batch_size, callers=1)
+            one_thread = LocalOnnxEmbedder(threads=1, batch_size=batch_size, callers=1)
             trials.append(Trial(batch_size, 1, cores, _rate(texts, many_threads.embed_batch, callers=1)))
             if cores > 1:
                 trials.append(Trial(batch_size, cores, 1, _rate(texts, one_thread.embed_batch, callers=cores)))

@@ -48,10 +48,12 @@ from apps.memories.store.writing import (
     MemoryChange,
     MemoryVectors,
     Provenance,
+    TurnKey,
     candidates_embed,
     context_mix,
     memories_write,
-    sessions_context_update,
+    sessions_context_set,
+    sessions_context_words,
     working_memory_expiry,
 )
 from apps.tenants.models import Tenant
@@ -436,6 +438,19 @@ def _with_contexts(work: Sequence[tuple[ContextEvent, Candidate]], vectors: Memo
     return MemoryVectors(own=vectors.own, context=contexts)
 
 
+def _turn_key(event: ContextEvent) -> TurnKey:
+    assert event.message is not None
+    return (_session_of(event), event.message.occurred_at, event.message.external_id)
+
+
+def _with_context_words(event: ContextEvent, candidate: Candidate, context_words: dict[TurnKey, str]) -> Candidate:
+    """An episode of a conversation's turn, with the context words its row is to be inserted with."""
+    if candidate.memory_type != scoring.EPISODE or event.message is None or not _session_of(event):
+        return candidate
+    words = context_words.get(_turn_key(event), "")
+    return replace(candidate, context_words=words) if words else candidate
+
+
 def _provenance(event: ContextEvent) -> Provenance:
     if event.message is not None:
         return Provenance(event.message.occurred_at, (event.message.external_id,), (event.pk,), event.message_id)
@@ -469,7 +484,13 @@ def events_extract(
             return summaries
         if planned is None:
             planned = {event.pk: _candidates_for_event(event) for event in events}
-        work = [(event, candidate) for event in events for candidate in planned.get(event.pk, [])]
+        turns = [(event.message, _session_of(event)) for event in events if event.message and _session_of(event)]
+        context_words = sessions_context_words(turns=turns)  # new episodes get theirs as they are inserted
+        work = [
+            (event, _with_context_words(event, candidate, context_words))
+            for event in events
+            for candidate in planned.get(event.pk, [])
+        ]
         with phase("embedding"):
             own = candidates_embed(
                 [candidate for _, candidate in work],
@@ -480,6 +501,7 @@ def events_extract(
         by_scope: dict[Any, list[int]] = {}
         for index, (event, _) in enumerate(work):
             by_scope.setdefault(event.contact_id, []).append(index)
+        inserted_with_words: set[TurnKey] = set()
         for positions in by_scope.values():
             first = work[positions[0]][0]
             with phase("write"):
@@ -495,8 +517,13 @@ def events_extract(
             for index, change in zip(positions, changes, strict=True):
                 if change.action != "skipped":
                     summaries[work[index][0].pk].append(memory_change_summary(change))
-        sessions_context_update(
-            turns=[(event.message, _session_of(event)) for event in events if event.message and _session_of(event)]
+                if change.action == "created" and work[index][1].context_words:
+                    inserted_with_words.add(_turn_key(work[index][0]))
+        # the turns whose episodes were not inserted here with their words: the turn before the batch (its
+        # words now reach into it), and turns whose episode was a duplicate
+        sessions_context_set(
+            texts={key: words for key, words in context_words.items() if key not in inserted_with_words},
+            tenant_id=events[0].tenant_id,
         )
         extracted_at = timezone.now()
         with connection.cursor() as cursor:

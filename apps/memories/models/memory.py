@@ -5,11 +5,12 @@ from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.db.models import Func, Q
-from pgvector.django import HnswIndex, VectorField
+from pgvector.django import HnswIndex
 
 from apps.contacts.models import Contact
 from apps.core.embeddings import EMBEDDING_DIMENSIONS
 from apps.core.models import UUIDModel
+from apps.core.vectors import VectorField
 from apps.entities.models import Entity
 from apps.memories.scoring import MemoryType
 from apps.tenants.models import Tenant

@@ -14,14 +14,16 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
+from django.contrib.postgres.search import SearchVector
 from django.db import connection, transaction
-from django.db.models import Q
+from django.db.models import Q, Value
 from django.utils import timezone
 
 from apps.contacts.models import Contact
 from apps.conversations.models import Message
 from apps.conversations.selectors import messages_turns_before
 from apps.core.embeddings import cache_scope, content_hash, get_embedder, memory_text, vector_literal
+from apps.core.vectors import vector_from_send
 from apps.entities.services import EntityLike, entity_upsert_many
 from apps.memories import scoring
 from apps.memories.models import Memory, MemoryEntity, MemoryRevision
@@ -57,6 +59,7 @@ class Candidate:
     index_terms: str = ""  # indexed and embedded with the content (an episode's date)
     decay_rate: float | None = None  # overrides the type's default (session summaries decay like episodes)
     key: str = ""  # a client's keyed record (editing.memory_put): stored as given, never a duplicate or a correction
+    context_words: str = ""  # an episode's context words, stored as its context_vector (sessions_context_words)
 
     @property
     def text_to_embed(self) -> str:
@@ -249,7 +252,7 @@ def _scope_sample(*, tenant: Tenant, contact: Contact | None, dimensions: int) -
     contact_clause = "contact_id = %s" if contact is not None else "contact_id IS NULL"
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT id, memory_type, coalesce((metadata->>'polarity')::int, 0), embedding::text "
+            "SELECT id, memory_type, coalesce((metadata->>'polarity')::int, 0), vector_send(embedding) "
             f"FROM memories_memory WHERE tenant_id = %s AND {contact_clause} AND valid_to IS NULL "
             "AND deleted_at IS NULL AND NOT is_compressed AND embedding IS NOT NULL "
             "ORDER BY created_at DESC LIMIT %s",
@@ -258,7 +261,7 @@ def _scope_sample(*, tenant: Tenant, contact: Contact | None, dimensions: int) -
         rows = cursor.fetchall()
     if not rows:
         return _ScopeSample([], [], [], np.zeros((0, dimensions), dtype=np.float32), None)
-    matrix = np.vstack([parse_vector(row[3]) for row in rows])
+    matrix = np.vstack([vector_from_send(row[3]) for row in rows])
     return _ScopeSample(
         ids=[row[0] for row in rows],
         types=[row[1] for row in rows],
@@ -661,6 +664,9 @@ def _write_one(
         content_hash=new_hash,
         embedding=vector.tolist(),
         context_embedding=context_vector.tolist() if context_vector is not None else None,
+        context_vector=SearchVector(Value(candidate.context_words), config="english")
+        if candidate.context_words
+        else None,
         embedding_model=embedding_model,
         importance=importance,
         base_importance=importance,
@@ -700,19 +706,23 @@ def turn_line(speaker: str, content: str) -> str:
     return f"{speaker}: {content}" if speaker else content
 
 
+TurnKey = tuple[str, datetime, str]  # (conversation id, occurred_at, message id): the episodes of one turn
+
+
 def session_context_update(*, message: Message, session_id: str) -> None:
     sessions_context_update(turns=[(message, session_id)])
 
 
-def sessions_context_update(*, turns: Sequence[tuple[Message, str]]) -> None:
-    """context_vector: an episode's words together with the turns just before and after it in the ledger
-    (stored as memories or not — a short question is often what its answer's turn is about). For each turn
-    (message, conversation id), in order: its episode gets the words of the turn before, and the episode of
-    the turn before gets this one's — as if the turns had been sent one by one. Two statements."""
+def sessions_context_words(*, turns: Sequence[tuple[Message, str]]) -> dict[TurnKey, str]:
+    """context_vector's words: an episode's words together with the turns just before and after it in the
+    ledger (stored as memories or not — a short question is often what its answer's turn is about). For each
+    turn (message, conversation id), in order: its episode gets the words of the turn before, and the episode
+    of the turn before gets this one's — as if the turns had been sent one by one. One statement; {turn:
+    words} for the turns given and the turn before each."""
     if not turns:
-        return
+        return {}
     before = messages_turns_before(message_ids=[message.pk for message, _ in turns], count=2)
-    texts: dict[tuple[str, datetime, str], str] = {}  # (conversation, occurred_at, message id) → words
+    texts: dict[TurnKey, str] = {}
     for message, session_id in turns:
         previous = before.get(message.pk, [])  # newest first
         lines = [turn_line(turn.speaker, turn.content) for turn in reversed(previous)]
@@ -720,6 +730,23 @@ def sessions_context_update(*, turns: Sequence[tuple[Message, str]]) -> None:
         texts[(session_id, message.occurred_at, message.external_id)] = "\n".join([*lines[-1:], current])
         if previous:
             texts[(session_id, previous[0].occurred_at, previous[0].external_id)] = "\n".join([*lines, current])
+    return texts
+
+
+def sessions_context_update(*, turns: Sequence[tuple[Message, str]]) -> None:
+    """Set the context words (`sessions_context_words`) of the turns' episodes and of the turn before each.
+    Two statements."""
+    if turns:
+        sessions_context_set(texts=sessions_context_words(turns=turns), tenant_id=turns[0][0].tenant_id)
+
+
+def sessions_context_set(*, texts: dict[TurnKey, str], tenant_id: Any) -> None:
+    """Store context words on the stored episodes of these turns (one statement). Ingest gives a new episode
+    its words as it inserts it (`Candidate.context_words`) and calls this only for the turns it did not insert
+    — the last turn of the batch before, whose words now reach into this batch: an UPDATE rewrites the whole
+    row, every index entry included (the HNSW graph's too), so one per turn doubled the cost of an insert."""
+    if not texts:
+        return
     keys = list(texts)
     with connection.cursor() as cursor:
         cursor.execute(
@@ -734,7 +761,7 @@ def sessions_context_update(*, turns: Sequence[tuple[Message, str]]) -> None:
                 [key[1] for key in keys],
                 [key[2] for key in keys],
                 [texts[key] for key in keys],
-                turns[0][0].tenant_id,
+                tenant_id,
             ],
         )
 
