@@ -285,3 +285,32 @@ def test_content_hash_differs_for_different_text(first, second):
 
 def test_content_hash_is_sha256_of_the_normalised_text():
     assert content_hash("  Hello,   World!  ") == hashlib.sha256(b"hello, world").hexdigest()
+
+
+def test_a_batch_split_over_callers_gives_the_vectors_of_one_caller():
+    """Sub-batches run on one thread per caller (ENGRAM_EMBEDDING_CALLERS): the same vectors, in order."""
+    texts = [f"Turn {index}: " + "we walked the dog Bruno along the river " * (index % 5) for index in range(70)]
+    alone = LocalOnnxEmbedder(batch_size=8, callers=1).embed_batch(texts)
+    shared = LocalOnnxEmbedder(batch_size=8, callers=3).embed_batch(texts)
+
+    np.testing.assert_array_equal(shared, alone)
+
+
+@pytest.mark.django_db
+def test_vectors_are_stored_exactly_and_read_back_from_their_binary_form(tenant):
+    """vector_text's 9 digits round-trip every float32; vector_send bytes decode to the stored floats."""
+    from django.db import connection
+
+    from apps.core.vectors import vector_from_send, vector_text
+    from tests.factories import MemoryFactory
+
+    rng = np.random.default_rng(7)
+    vector = rng.normal(size=384).astype(np.float32)
+    vector[:4] = [1e-38, -3.4e38, 0.1, 1 / 3]  # tiny, huge, and decimals float32 cannot hold exactly
+    memory = MemoryFactory(tenant=tenant, embedding=vector)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT vector_send(embedding), embedding::text FROM memories_memory WHERE id = %s", [memory.pk])
+        sent, text = cursor.fetchone()
+    np.testing.assert_array_equal(vector_from_send(sent), vector)
+    np.testing.assert_array_equal(np.asarray(text[1:-1].split(","), dtype=np.float32), vector)
+    np.testing.assert_array_equal(np.asarray(vector_text(vector)[1:-1].split(","), dtype=np.float32), vector)

@@ -535,3 +535,46 @@ def test_batch_ingest_tells_where_its_time_went_only_when_asked(api, settings, e
     for name in ("parse", "ledger", "state", "extraction", "embedding", "write", "sql", "redis", "total"):
         assert timing.get(name, 0) > 0, (name, timing)
     assert sum(value for name, value in timing.items() if name != "total") == pytest.approx(timing["total"], abs=0.1)
+
+
+WORDS_TURNS = [
+    ("w1", "Melanie", "Which pottery class did you join last spring?"),
+    ("w2", "Caroline", "The Tuesday evening one at the community studio"),
+    ("w3", "Melanie", "lol"),  # no memory, but words of its neighbours' context
+    ("w4", "Caroline", "I made a bowl with a blue glaze for my grandmother"),
+    ("w5", "Melanie", "She must have loved the colour of that glaze"),
+    ("w6", "Caroline", "She put it on the kitchen shelf next to her radio"),
+    ("w7", "Melanie", "Did you sign up for the summer pottery course too?"),
+]
+
+
+def _context_words_by_turn(tenant, prefix):
+    rows = Memory.objects.filter(tenant=tenant, memory_type="episode", source_message_ids__0__startswith=prefix)
+    return {row.source_message_ids[0][len(prefix) :]: row.context_vector for row in rows}
+
+
+def test_batched_episodes_get_the_context_words_turns_sent_one_by_one_get(api, tenant):
+    """Ingest inserts a batch's new episodes with their context words and updates only the turn before the
+    batch: the words equal those of the same turns sent one by one (where each turn updates the one before)."""
+    for index, (message_id, speaker, text) in enumerate(WORDS_TURNS):
+        body = {**_turn(f"a-{message_id}", speaker, text, second=index), "conversation_id": "one-by-one"}
+        assert api.post("/api/v1/ingest", body, format="json").status_code == 202
+    batches = (WORDS_TURNS[:3], WORDS_TURNS[3:4], WORDS_TURNS[4:])  # the second batch is one turn
+    second = 0
+    for batch in batches:
+        messages = []
+        for message_id, speaker, text in batch:
+            messages.append(
+                {
+                    **_turn(f"b-{message_id}", speaker, text, second=second),
+                    "conversation_id": "batched",
+                    "contact_id": "c2",
+                }
+            )
+            second += 1
+        assert api.post("/api/v1/ingest/batch", {"messages": messages}, format="json").status_code == 202
+
+    one_by_one, batched = _context_words_by_turn(tenant, "a-"), _context_words_by_turn(tenant, "b-")
+    assert set(one_by_one) == {"w1", "w2", "w4", "w5", "w6", "w7"}
+    assert batched == one_by_one
+    assert "lol" in batched["w2"] and "lol" in batched["w4"]  # reaching into the next batch and the one before
