@@ -16,6 +16,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from apps.contacts.personal_data import contact_export
 from apps.context.services import context_payload
 from apps.core.exceptions import ApplicationError
 from apps.inspector import selectors
@@ -31,7 +32,6 @@ from apps.inspector.permissions import InspectorRequest, forbidden, inspector_vi
 from apps.knowledge.search import knowledge_search
 from apps.knowledge.services import document_create, document_delete
 from apps.memories.models import Memory
-from apps.memories.selectors_export import contact_export
 from apps.memories.store.editing import memory_correct, memory_delete, memory_edit
 
 CONTACTS_PER_PAGE = 25

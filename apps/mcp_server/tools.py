@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 from django.conf import settings
 from pydantic import BaseModel, ConfigDict, Field
 
+from apps.contacts.personal_data import contact_export
 from apps.contacts.selectors import contact_get
 from apps.contacts.services import contact_delete
 from apps.context.selectors import contact_with_state_and_profile
@@ -24,7 +25,6 @@ from apps.memories import scoring
 from apps.memories.ingest.services import IngestItem, ingest_messages, ingest_payload
 from apps.memories.retrieval.results import search_payload
 from apps.memories.selectors import memory_get, memory_list
-from apps.memories.selectors_export import contact_export
 from apps.memories.serializers import MemoryOutputSerializer
 from apps.memories.store.editing import MAX_MEMORY_CHARS, memory_delete, memory_edit
 from apps.tenants.models import ApiKey, Tenant

@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from apps.contacts.admin import ContactAdmin
 from apps.contacts.models import Contact
+from apps.contacts.personal_data import contact_export
 from apps.core.exceptions import ApplicationError
 from apps.memories.dispatch import scope_consolidation_queue, tenant_consolidation_queue
 from apps.memories.models import (
@@ -26,7 +27,6 @@ from apps.memories.models import (
     MemoryRevision,
     ProfileAudit,
 )
-from apps.memories.selectors_export import contact_export
 from apps.memories.store.editing import memory_delete, memory_edit
 from apps.memories.store.operations import (
     memories_merge_selected,

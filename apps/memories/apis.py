@@ -7,6 +7,7 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.contacts.personal_data import contact_export
 from apps.contacts.selectors import contact_get
 from apps.core.exceptions import ApplicationError
 from apps.core.fields import StrictCharField
@@ -15,7 +16,6 @@ from apps.memories import scoring
 from apps.memories.ingest.services import memory_add
 from apps.memories.models import ContextEvent, MemoryRevision
 from apps.memories.selectors import memory_get, memory_history, memory_list
-from apps.memories.selectors_export import contact_export
 from apps.memories.serializers import MemoryOutputSerializer
 from apps.memories.store.editing import MAX_KEY_CHARS, MAX_MEMORY_CHARS, memory_delete, memory_edit, memory_put
 from apps.tenants.api import TenantAPIView
@@ -185,8 +185,8 @@ class MemoryTypesApi(TenantAPIView):
 
 
 class ContactExportApi(TenantAPIView):
-    """Everything held about one contact (GDPR art. 15): messages, events, memories with their history,
-    entities, state, profile, mood history (apps/memories/selectors_export.py)."""
+    """Everything held about one contact (GDPR art. 15): every model of the registry of the contact's data
+    that erasure deletes too (apps/contacts/personal_data.py)."""
 
     @extend_schema(responses={200: dict})
     def get(self, request: Request, contact_id: str) -> Response:

@@ -10,6 +10,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from apps.contacts.models import Contact, ErasureRecord
+from apps.contacts.personal_data import contact_rows_delete
 from apps.core.db import retried_on_deadlock
 from apps.core.exceptions import ApplicationError
 from apps.core.redis import RedisError, scope_keys_forget
@@ -133,11 +134,11 @@ def contact_digest(*, tenant_id: Any, external_id: str) -> str:
 
 
 def contact_delete(*, contact: Contact, actor: str = "system") -> ErasureRecord:
-    """Erase a contact and everything remembered about them (GDPR art. 17): their rows (messages, events,
-    memories with their history, entities, state, mood log, reviews, triggers cascade), and, once that commits,
+    """Erase a contact and everything remembered about them (GDPR art. 17): every row the registry of their
+    data names (apps/contacts/personal_data.py: what the export holds, nothing less), and, once that commits,
     their Redis keys (session windows, lexicon, cached embeddings). An ErasureRecord without personal data
     says who erased whom (by digest), when, and how many rows went."""
-    tenant_id, contact_id = contact.tenant_id, contact.pk
+    tenant, tenant_id, contact_id = contact.tenant, contact.tenant_id, contact.pk
     digest = contact_digest(tenant_id=tenant_id, external_id=contact.external_id)
 
     def delete() -> ErasureRecord:
@@ -146,12 +147,9 @@ def contact_delete(*, contact: Contact, actor: str = "system") -> ErasureRecord:
             # contact that commits meanwhile waits (its deferred foreign-key check locks the contact row), then
             # fails in its own transaction, instead of this deletion failing at commit on a row it never saw
             locked = Contact.objects.select_for_update().filter(pk=contact_id).first()
-            deleted = locked.delete()[1] if locked is not None else {}
+            deleted = contact_rows_delete(tenant=tenant, contact=locked) if locked is not None else {}
             record = ErasureRecord.objects.create(
-                tenant_id=tenant_id,
-                contact_digest=digest,
-                actor=actor[:150],
-                rows={label: count for label, count in sorted(deleted.items()) if count},
+                tenant_id=tenant_id, contact_digest=digest, actor=actor[:150], rows=deleted
             )
             transaction.on_commit(lambda: _redis_forget(record=record, tenant_id=tenant_id, contact_id=contact_id))
         return record
