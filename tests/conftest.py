@@ -17,8 +17,8 @@ from django.conf import settings
 from django.db import connection
 from rest_framework.test import APIClient
 
-from apps.core.redis import get_redis
 from tests.factories import ApiKeyFactory, TenantFactory
+from tests.redis_keys import redis_clear
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -70,7 +70,7 @@ def _clean_redis(request: pytest.FixtureRequest) -> Iterator[None]:
     """Each test starts with an empty Redis (real server, flushed), like each starts with an empty DB; the
     unit layer (tests/unit: pure modules) touches neither."""
     if UNIT_TESTS not in request.node.path.parents:
-        get_redis().flushdb()
+        redis_clear()
     yield
 
 

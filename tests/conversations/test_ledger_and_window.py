@@ -12,6 +12,7 @@ from apps.conversations.services import conversation_get_or_create, message_appe
 from apps.core.exceptions import ApplicationError
 from apps.core.redis import get_redis
 from tests.factories import ContactFactory
+from tests.redis_keys import redis_clear, redis_keys
 
 pytestmark = pytest.mark.django_db
 
@@ -77,7 +78,7 @@ def test_window_is_rebuilt_from_postgres_when_redis_lost_it(tenant):
     conversation = _conversation(tenant)
     for message in _append(tenant, conversation, 25):
         window.window_append(conversation=conversation, message=message)
-    get_redis().flushdb()
+    redis_clear()
     turns = window.window_get(conversation=conversation)
     assert [turn.message_id for turn in turns] == ["m-0", *[f"m-{i}" for i in range(6, 25)]]
     # and the rebuilt window is back in Redis
@@ -102,7 +103,7 @@ def test_window_clear(tenant):
     for message in _append(tenant, conversation, 2):
         window.window_append(conversation=conversation, message=message)
     window.window_clear(conversation=conversation)
-    assert get_redis().keys("engram:window:*") == []
+    assert redis_keys("engram:window:*") == []
 
 
 def test_conversation_api_shows_window_and_paginated_messages(api, tenant, other_api):

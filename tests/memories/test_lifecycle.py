@@ -17,6 +17,7 @@ from apps.memories.lifecycle.session_flush import idle_conversations_flush
 from apps.memories.models import ConsolidationRun, Memory, MemoryEntity, MemoryRevision
 from apps.memories.retrieval.search import memory_search
 from tests.factories import ContactFactory, MemoryFactory
+from tests.redis_keys import redis_clear, redis_keys
 
 pytestmark = pytest.mark.django_db
 
@@ -343,7 +344,7 @@ def test_deferred_consolidation_links_entities_and_boosts_outcomes(tenant):
 def test_consolidation_is_debounced_per_conversation(tenant):
     ingest(tenant, "arjun", "hello there, I live in Pune", "a1", T0)
     conversation = Conversation.objects.get(tenant=tenant)
-    get_redis().flushdb()
+    redis_clear()
     assert consolidation_schedule(conversation=conversation) is True
     assert consolidation_schedule(conversation=conversation) is False
     assert get_redis().ttl(f"engram:consolidate:pending:{conversation.pk}") > 0
@@ -356,14 +357,14 @@ def test_idle_conversation_is_flushed(tenant, api):
     from apps.conversations.window import window_append
 
     window_append(conversation=conversation, message=conversation.messages.get())
-    assert get_redis().keys("engram:window:*")
+    assert redis_keys("engram:window:*")
     assert idle_conversations_flush(now=now_base - timedelta(minutes=6)) == 0  # idle only 4 minutes then
     assert idle_conversations_flush(now=now_base) == 1
     assert idle_conversations_flush(now=now_base) == 0  # already flushed
     conversation.refresh_from_db()
     assert conversation.flushed_at == now_base
     assert conversation.status == "open"
-    assert get_redis().keys("engram:window:*") == []
+    assert redis_keys("engram:window:*") == []
     assert ConsolidationRun.objects.filter(kind="session_flush", status="done").count() == 1
 
 

@@ -7,6 +7,7 @@ from django.db import connection
 from django.test import override_settings
 
 from apps.core.redis import get_redis
+from tests.redis_keys import redis_clear
 
 pytestmark = pytest.mark.django_db
 
@@ -14,7 +15,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def limit_of_three(settings):
     settings.ENGRAM = {**settings.ENGRAM, "RATE_LIMIT_PER_MINUTE": 3}
-    get_redis().delete(*get_redis().keys("engram:throttle:*") or ["-"])
+    redis_clear("engram:throttle:*")
 
 
 def test_a_key_over_its_limit_gets_429_with_retry_after(api, other_api, limit_of_three):

@@ -1,0 +1,130 @@
+"""The embedded Redis `make run` and the tests start (config/embedded.py), probed as a local user would:
+a password, the dangerous commands renamed away, an unprivileged process, a server with the Lua fixes
+(docs/reliability.md "Security")."""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import socket
+import stat
+import subprocess
+
+import pytest
+import redis
+from django.conf import settings
+
+from config import embedded
+from tests.conftest import wait_until
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server():
+    """An embedded server of this module's own (the session's may be external: REDIS_URL)."""
+    profile = embedded.EmbeddedProfile(name=f"test-embedded-{_free_port()}", redis_port=_free_port())
+    url = embedded.redis_url(profile)
+    yield profile, url
+    embedded.stop_redis(profile)
+    shutil.rmtree(profile.root, ignore_errors=True)
+
+
+def test_a_client_without_the_password_is_refused(server):
+    profile, url = server
+    with pytest.raises(redis.exceptions.AuthenticationError, match=r"Authentication required|authenticated"):
+        redis.Redis(port=profile.redis_port).set("engram:probe", "1")
+    with pytest.raises(redis.exceptions.AuthenticationError):
+        redis.Redis(port=profile.redis_port, password="engram").ping()
+    assert redis.Redis.from_url(url).ping() is True
+
+
+def test_the_password_is_random_kept_0600_and_carried_by_the_url(server):
+    _, url = server
+    path = embedded.VAR_DIR / "redis_password"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    password = path.read_text().strip()
+    assert len(password) >= 40
+    assert url.startswith(f"redis://:{password}@127.0.0.1:")
+    if not os.environ.get("REDIS_URL"):
+        assert password in settings.REDIS_URL  # the tests' own server carries it too
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["CONFIG", "GET", "requirepass"],
+        ["CONFIG", "SET", "dir", "/tmp"],
+        ["DEBUG", "SLEEP", "0"],
+        ["FLUSHALL"],
+        ["FLUSHDB"],
+        ["KEYS", "*"],
+    ],
+    ids=["config-get", "config-set", "debug", "flushall", "flushdb", "keys"],
+)
+def test_dangerous_commands_are_unknown_to_the_server(server, command):
+    _, url = server
+    client = redis.Redis.from_url(url, decode_responses=True)
+    client.set("engram:probe", "kept")
+    with pytest.raises(redis.exceptions.ResponseError, match="unknown command"):
+        client.execute_command(*command)
+    assert client.get("engram:probe") == "kept"
+
+
+def test_the_server_process_is_not_root(server):
+    _, url = server
+    pid = redis.Redis.from_url(url).info("server")["process_id"]
+    with open(f"/proc/{pid}/status") as status:
+        uids = next(line for line in status if line.startswith("Uid:")).split()[1:]
+    assert set(uids) != {"0"} and "0" not in uids  # real, effective, saved and filesystem uid
+    if os.geteuid() == 0:
+        assert pwd.getpwuid(int(uids[0])).pw_name in {embedded.REDIS_USER, "nobody"}
+    else:
+        assert int(uids[0]) == os.geteuid()
+
+
+def test_the_server_has_the_lua_fixes(server):
+    """Valkey 9.1.2: CVE-2024-31449's proof of concept (a stack overflow in Lua's bit library) crashed the
+    redis-server 6.2.14 shipped before; this one answers it and keeps serving."""
+    _, url = server
+    client = redis.Redis.from_url(url, decode_responses=True)
+    assert client.info("server")["valkey_version"] == "9.1.2"
+    assert client.eval("return bit.tohex(65535, -2147483648)", 0) == "0000FFFF"
+    assert client.ping() is True
+
+
+def test_a_server_left_without_a_password_is_replaced(tmp_path):
+    """A checkout's server from before this change (no password, running as its starter) is shut down and
+    started again protected, on the same port."""
+    profile = embedded.EmbeddedProfile(name=f"test-embedded-{_free_port()}", redis_port=_free_port())
+    subprocess.run(
+        [
+            embedded.redis_executable(),
+            "--port",
+            str(profile.redis_port),
+            "--bind",
+            "127.0.0.1",
+            "--daemonize",
+            "yes",
+            "--save",
+            "",
+            "--dir",
+            str(tmp_path),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    try:
+        wait_until(lambda: redis.Redis(port=profile.redis_port).ping())
+        url = embedded.redis_url(profile)
+        with pytest.raises(redis.exceptions.AuthenticationError):
+            redis.Redis(port=profile.redis_port).ping()
+        assert redis.Redis.from_url(url).ping() is True
+    finally:
+        embedded.stop_redis(profile)
+        shutil.rmtree(profile.root, ignore_errors=True)
