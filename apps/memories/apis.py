@@ -154,9 +154,21 @@ class MemoryDetailApi(TenantAPIView):
         memory_edit(memory=memory, actor=self.actor, **serializer.validated_data)
         return Response(MemoryOutputSerializer(memory_get(tenant=self.tenant, memory_id=memory_id)).data)
 
-    @extend_schema(responses={204: None})
+    class DeleteSerializer(serializers.Serializer):
+        hard = serializers.BooleanField(
+            required=False,
+            default=False,
+            help_text="Delete the row and its history too (also a memory deleted before). Without it the text, "
+            "vectors and the history's text are scrubbed at once and the history keeps who deleted it and when.",
+        )
+
+    @extend_schema(parameters=[DeleteSerializer], responses={204: None})
     def delete(self, request: Request, memory_id: str) -> Response:
-        memory_delete(memory=memory_get(tenant=self.tenant, memory_id=memory_id), actor=self.actor)
+        options = self.DeleteSerializer(data=request.query_params)
+        options.is_valid(raise_exception=True)
+        hard = options.validated_data["hard"]
+        memory = memory_get(tenant=self.tenant, memory_id=memory_id, include_deleted=hard)
+        memory_delete(memory=memory, actor=self.actor, hard=hard)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

@@ -18,15 +18,14 @@ from apps.memories.models import ContextEvent, Memory, MemoryRevision
 from apps.tenants.models import Tenant
 
 
-def memory_get(*, tenant: Tenant, memory_id: Any) -> Memory:
+def memory_get(*, tenant: Tenant, memory_id: Any, include_deleted: bool = False) -> Memory:
     """A memory of the tenant through the API: a deleted one (soft-deleted, pruned) is not served — not its
-    content, not its history (operators see it in the admin and the inspector's history)."""
-    memory = (
-        Memory.objects.select_related("contact")
-        .prefetch_related("entities")
-        .filter(tenant=tenant, pk=memory_id, deleted_at__isnull=True)
-        .first()
-    )
+    content, not its history (operators see it in the admin and the inspector's history) — unless
+    `include_deleted` (a hard delete of what was deleted before)."""
+    queryset = Memory.objects.filter(tenant=tenant, pk=memory_id)
+    if not include_deleted:
+        queryset = queryset.filter(deleted_at__isnull=True)
+    memory = queryset.select_related("contact").prefetch_related("entities").first()
     if memory is None:
         raise NotFound("Memory not found.")
     return memory

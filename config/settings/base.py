@@ -217,6 +217,8 @@ ENGRAM = {
     "RERANKER_ENABLED": env.bool("ENGRAM_RERANKER_ENABLED", default=False),
     "RERANKER_MODEL": env.str("ENGRAM_RERANKER_MODEL", default="cross-encoder/ms-marco-MiniLM-L-6-v2"),
     "PURGE_PRUNED_AFTER_DAYS": env.int("ENGRAM_PURGE_PRUNED_AFTER_DAYS", default=365),
+    # a superseded memory (corrected, merged) is history: kept this long after it stopped being true
+    "PURGE_SUPERSEDED_AFTER_DAYS": env.int("ENGRAM_PURGE_SUPERSEDED_AFTER_DAYS", default=365),
     # the ingest endpoints answer with a Server-Timing header (where the request's time went: apps/core/timing.py);
     # off by default (it tells clients how long the server's steps take); bench_load turns it on
     "SERVER_TIMING": env.bool("ENGRAM_SERVER_TIMING", default=False),

@@ -447,7 +447,9 @@ def test_delete_asks_first_then_records_and_leaves_context(owner_client, api, se
     memory.refresh_from_db()
     assert memory.deleted_at is not None
     (revision,) = revisions(memory, "deleted")
-    assert revision.actor == "user:olivia" and revision.note == "deleted in the inspector"
+    assert revision.actor == "user:olivia"
+    assert revision.note == "deleted in the inspector; text, vectors and the history's text scrubbed"
+    assert memory.content == "" and WORK not in str(revision.before)
     after = api.get("/api/v1/context/arjun", {"query": "where does he work"}).json()
     assert WORK not in [row["content"] for row in after["memories"]]
     assert WORK not in after["context_text"]

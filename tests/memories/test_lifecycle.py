@@ -179,9 +179,27 @@ def test_purge_respects_retention(tenant, contact):
     young = make(
         tenant, contact, "Gone lately", "episode", deleted_at=now - timedelta(days=10), deletion_reason="deleted"
     )
-    assert periodic_steps.memories_purge(tenant=tenant, now=now) >= 1
+    assert periodic_steps.memories_purge(tenant=tenant, now=now) == 1
     assert not Memory.objects.filter(pk=old.pk).exists()
     assert Memory.objects.filter(pk=young.pk).exists()
+
+
+def test_superseded_text_is_purged_after_its_retention(tenant, contact):
+    """A corrected or merged memory is history for ENGRAM_PURGE_SUPERSEDED_AFTER_DAYS (365) after it stopped
+    being true, then purged with its history; the memory that replaced it stays."""
+    now = T0 + timedelta(days=800)
+    current = make(tenant, contact, "Lives in Mumbai", "fact")
+    long_ago = make(tenant, contact, "Lives in Pune", "fact", valid_to=now - timedelta(days=366))
+    lately = make(tenant, contact, "Lives in Delhi", "fact", valid_to=now - timedelta(days=300))
+    Memory.objects.filter(pk__in=[long_ago.pk, lately.pk]).update(superseded_by=current)
+    assert periodic_steps.memories_purge(tenant=tenant, now=now) == 1
+    assert set(Memory.objects.filter(tenant=tenant).values_list("content", flat=True)) == {
+        "Lives in Mumbai",
+        "Lives in Delhi",
+    }
+    tenant.settings = {"purge_superseded_after_days": 30}
+    assert periodic_steps.memories_purge(tenant=tenant, now=now) == 1
+    assert list(Memory.objects.filter(tenant=tenant).values_list("content", flat=True)) == ["Lives in Mumbai"]
 
 
 BRUNO_DAYS = [

@@ -84,10 +84,18 @@ def memories_prune(*, tenant: Tenant, contact: Contact | None, now: datetime) ->
 
 
 def memories_purge(*, tenant: Tenant, now: datetime) -> int:
-    """Hard-delete memories deleted or pruned longer ago than the retention setting."""
-    days = int((tenant.settings or {}).get("purge_deleted_after_days", settings.ENGRAM["PURGE_PRUNED_AFTER_DAYS"]))
-    deleted, _ = Memory.objects.filter(tenant=tenant, deleted_at__lt=now - timedelta(days=days)).delete()
-    return deleted
+    """Hard-delete memories deleted or pruned, and memories superseded (a correction, a merge), longer ago than
+    their retention settings (each with its history)."""
+    options = tenant.settings or {}
+    days = int(options.get("purge_deleted_after_days", settings.ENGRAM["PURGE_PRUNED_AFTER_DAYS"]))
+    superseded_days = int(options.get("purge_superseded_after_days", settings.ENGRAM["PURGE_SUPERSEDED_AFTER_DAYS"]))
+    stale = Q(deleted_at__lt=now - timedelta(days=days)) | Q(
+        deleted_at__isnull=True, valid_to__lt=now - timedelta(days=superseded_days)
+    )
+    # counted before: delete() counts the history too
+    doomed = list(Memory.objects.filter(stale, tenant=tenant).values_list("pk", flat=True))
+    Memory.objects.filter(tenant=tenant, pk__in=doomed).delete()
+    return len(doomed)
 
 
 def scope_subject(contact: Contact | None) -> str:

@@ -82,19 +82,72 @@ def memory_edit(
     return memory
 
 
+# what a deletion by a person empties at once: the text, everything computed from it, the client's metadata
+SCRUBBED_FIELDS = ["content", "content_hash", "index_terms", "context_vector", "metadata", *EMBEDDING_FIELDS]
+SCRUBBED_NOTE = "text, vectors and the history's text scrubbed"
+
+
 @transaction.atomic
-def memory_delete(*, memory: Memory, actor: str, reason: str = Memory.DELETION_DELETED, note: str = "") -> Memory:
-    """Soft delete: out of retrieval and context at once, kept for the audit trail until purged."""
+def memory_delete(
+    *, memory: Memory, actor: str, reason: str = Memory.DELETION_DELETED, note: str = "", hard: bool = False
+) -> Memory | None:
+    """Out of retrieval and context at once. Deleted by a person (`reason` deleted): its text, vectors and
+    metadata are emptied, and the text is taken out of its history and of its events' extraction summaries,
+    in this transaction; the row and its history stay, so the history still says what kind of memory it was,
+    who deleted it and when (a `deleted` revision without the text). `hard`: the row goes with its history
+    (None is returned). Pruned by the lifecycle (`reason` pruned): kept whole until the purge."""
     memory = Memory.objects.select_for_update().get(pk=memory.pk)
+    if hard:
+        _summaries_scrub(memory)
+        memory.delete()
+        return None
     if memory.deleted_at is not None:
         return memory
     before = memory_snapshot(memory)
     memory.deleted_at = timezone.now()
     memory.deletion_reason = reason
-    memory.save(update_fields=["deleted_at", "deletion_reason", "updated_at"])
-    action = MemoryRevision.Action.PRUNED if reason == Memory.DELETION_PRUNED else MemoryRevision.Action.DELETED
-    revision_record(memory=memory, action=action, actor=actor, before=before, note=note)
+    fields = ["deleted_at", "deletion_reason"]
+    if reason == Memory.DELETION_PRUNED:
+        memory.save(update_fields=[*fields, "updated_at"])
+        revision_record(memory=memory, action=MemoryRevision.Action.PRUNED, actor=actor, before=before, note=note)
+        return memory
+    _summaries_scrub(memory)
+    memory.content = memory.content_hash = memory.index_terms = memory.embedding_model = ""
+    memory.embedding = memory.context_embedding = memory.context_vector = None
+    memory.metadata = {}
+    memory.save(update_fields=[*fields, *SCRUBBED_FIELDS, "updated_at"])
+    with connection.cursor() as cursor:  # every revision of it, this one's `before` included, loses the text
+        cursor.execute(
+            "UPDATE memories_memoryrevision SET before = before - 'content', after = after - 'content' "
+            "WHERE tenant_id = %s AND memory_id = %s",
+            [memory.tenant_id, memory.pk],
+        )
+    before.pop("content", None)
+    after = memory_snapshot(memory)
+    after.pop("content", None)
+    revision_record(
+        memory=memory,
+        action=MemoryRevision.Action.DELETED,
+        actor=actor,
+        before=before,
+        after=after,
+        note="; ".join(part for part in (note, SCRUBBED_NOTE) if part),
+    )
     return memory
+
+
+def _summaries_scrub(memory: Memory) -> None:
+    """The memory's text out of what its source events' extraction answered (`result.memories`)."""
+    if not memory.source_event_ids:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE memories_contextevent SET result = jsonb_set(result, '{memories}', ("
+            "  SELECT coalesce(jsonb_agg(CASE WHEN item->>'id' = %s THEN item - 'content' ELSE item END), '[]')"
+            "  FROM jsonb_array_elements(result->'memories') AS item)) "
+            "WHERE tenant_id = %s AND id = ANY(%s::uuid[]) AND jsonb_typeof(result->'memories') = 'array'",
+            [str(memory.pk), memory.tenant_id, list(memory.source_event_ids)],
+        )
 
 
 @transaction.atomic
