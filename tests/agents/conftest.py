@@ -4,6 +4,7 @@ One stack serves the whole folder; each test commits its own tenant (transaction
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -39,3 +40,15 @@ def live_key(live_tenant) -> str:
 @pytest.fixture
 def other_live_key(transactional_db) -> str:
     return ApiKeyFactory(tenant=TenantFactory()).plaintext
+
+
+def memory_block(context_text: str) -> str:
+    """The lines of a context's `<memory>` block (empty when it has none)."""
+    _, opened, rest = context_text.partition("<memory>\n")
+    return rest.partition("</memory>")[0] if opened else ""
+
+
+def recalls_the_dog(context_text: str) -> bool:
+    """The context's memory block says Arjun has a dog named Bruno: the fact or the episode that states it
+    (context assembly keeps one of two memories that say the same; which ranks first is a close call)."""
+    return re.search(r"\bdog\b.*\bBruno\b", memory_block(context_text)) is not None

@@ -24,6 +24,7 @@ from mcp.client.streamable_http import streamable_http_client
 from apps.contacts.models import Contact, ErasureRecord
 from apps.memories.models import Memory
 from apps.tenants.models import ApiKey
+from tests.agents.conftest import recalls_the_dog
 from tests.factories import ApiKeyFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -103,7 +104,7 @@ def test_tools_listed_then_add_search_context_over_http(live_url, live_key, live
     assert add.description and all(tool.description for tool in tools)
     assert {"Has a dog named Bruno", "Works at Infosys"} <= {memory["content"] for memory in said["added"]["memories"]}
     assert "Has a dog named Bruno" in [hit["content"] for hit in said["found"]["results"]]
-    assert "<memory>" in said["context"]["context_text"] and "Has a dog named Bruno" in said["context"]["context_text"]
+    assert recalls_the_dog(said["context"]["context_text"])
     stored = set(
         Memory.objects.filter(tenant=live_tenant, contact__external_id="arjun").values_list("content", flat=True)
     )
@@ -283,7 +284,7 @@ def test_stdio_serves_the_same_tools_for_its_key(live_tenant, live_key, other_li
     said = anyio.run(run, live_key)
     assert said["tools"] == TOOLS
     assert "Has a dog named Bruno" in [hit["content"] for hit in said["found"]["results"]]
-    assert "Has a dog named Bruno" in said["context"]["context_text"]
+    assert recalls_the_dog(said["context"]["context_text"])
     assert Memory.objects.filter(tenant=live_tenant, content="Has a dog named Bruno").count() == 1
 
     async def stranger() -> str:
