@@ -29,6 +29,7 @@ logger = logging.getLogger(__name__)
 CONSOLIDATE_CONVERSATION = "apps.memories.tasks.consolidate_conversation_task"
 CONTEXT_EMBED = "apps.memories.tasks.context_embed_task"
 EXTRACT_PENDING_EVENTS = "apps.memories.tasks.extract_pending_events_task"
+EXTRACT_EVENTS = "apps.memories.tasks.extract_events_task"
 REQUEUE_LOST_CONSOLIDATIONS = "apps.memories.tasks.requeue_lost_consolidations_task"
 ACCESS_FLUSH = "apps.memories.tasks.access_flush_task"
 PROCESS_CONTEXT_EVENTS = "apps.memories.tasks.process_context_events_task"

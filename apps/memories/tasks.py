@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from apps.core.task_base import DeliveryCappedTask
 from apps.memories import dispatch
+from apps.memories.ingest.services import events_extract_deferred
 from apps.memories.lifecycle import deferred, periodic, processor, session_flush
 from apps.memories.lifecycle.scheduling import lost_consolidations_requeue
 from apps.memories.retrieval.access import access_flush
@@ -34,6 +35,12 @@ def context_embed_task(*, memory_ids: list[str]) -> int:
 @shared_task(name=dispatch.EXTRACT_PENDING_EVENTS, acks_late=True, base=DeliveryCappedTask)
 def extract_pending_events_task() -> int:
     return deferred.pending_events_extract()
+
+
+@shared_task(name=dispatch.EXTRACT_EVENTS, acks_late=True, base=DeliveryCappedTask, ignore_result=True)
+def extract_events_task(*, tenant_id: str, event_ids: list[str]) -> int:
+    """What a request's inline extraction left over its time budget (apps/memories/ingest/services.py)."""
+    return events_extract_deferred(tenant_id=tenant_id, event_ids=event_ids)
 
 
 @shared_task(name=dispatch.REQUEUE_LOST_CONSOLIDATIONS, ignore_result=True)

@@ -196,6 +196,10 @@ ENGRAM = {
     "CONSOLIDATION_DELAY_SECONDS": env.int("ENGRAM_CONSOLIDATION_DELAY_SECONDS", default=5 * 60),
     "MAX_MESSAGE_CHARS": 32_000,
     "MAX_BATCH_MESSAGES": 500,
+    # seconds of a request after which inline extraction starts no new chunk of a batch: the rest goes to the
+    # worker (answers say extraction: pending). Well inside the web workers' 120 s timeout: a batch on a
+    # starved write pool answers instead of being killed (apps/memories/ingest/services.py)
+    "INGEST_INLINE_SECONDS": env.float("ENGRAM_INGEST_INLINE_SECONDS", default=20.0),
     # requests per minute per API key (0: unlimited); over it 429 with Retry-After (apps/tenants/throttling.py)
     "RATE_LIMIT_PER_MINUTE": env.int("ENGRAM_RATE_LIMIT_PER_MINUTE", default=6000),
     "MAX_DOCUMENT_BYTES": 2 * 1024 * 1024,

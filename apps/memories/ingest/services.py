@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
@@ -36,13 +38,14 @@ from apps.core.exceptions import ApplicationError
 from apps.core.timing import phase
 from apps.entities.services import entity_aliases_add
 from apps.memories import scoring
-from apps.memories.dispatch import consolidation_schedule
+from apps.memories.dispatch import EXTRACT_EVENTS, consolidation_schedule, task_queue
 from apps.memories.extraction import ExtractedEntity, extract, salience, slugify
 from apps.memories.extraction.dates import format_day, mentioned_dates
 from apps.memories.extraction.rules import MAX_EPISODE_CHARS, MAX_SCAN_CHARS, addressed_names
 from apps.memories.models import ContextEvent
 from apps.memories.models.memory import INDEX_TERMS_LENGTH
 from apps.memories.selectors import EpisodeAnchor, EpisodeBefore, episodes_before
+from apps.memories.store.revisions import SYSTEM
 from apps.memories.store.writing import (
     Candidate,
     MemoryChange,
@@ -656,6 +659,73 @@ def _after_commit(messages: Sequence[Message]) -> None:
         consolidation_schedule(conversation=conversation)
 
 
+EXTRACTION_CHUNK = 64  # events per inline extraction step: the budget is checked between steps
+
+
+def _extract_within(
+    *,
+    events: Sequence[ContextEvent],
+    actor: str,
+    now: datetime | None,
+    planned: dict[Any, list[Candidate]],
+    started: float,
+) -> tuple[dict[Any, list[dict[str, Any]]], list[ContextEvent]]:
+    """Extract `events` in chunks while the request is within its inline budget (the first chunk always).
+    Returns (summaries by event id, the events left for the worker)."""
+    budget = float(settings.ENGRAM["INGEST_INLINE_SECONDS"])
+    memories: dict[Any, list[dict[str, Any]]] = {}
+    for start in range(0, len(events), EXTRACTION_CHUNK):
+        # a simulation's clock (`now`) stays inline: the worker would extract them at the wall clock
+        if start and now is None and time.monotonic() - started > budget:
+            return memories, list(events[start:])
+        chunk = events[start : start + EXTRACTION_CHUNK]
+        try:
+            with phase("write"):
+                memories |= events_extract(events=chunk, actor=actor, now=now, planned=planned)
+        except EmbedderUnavailable as exc:  # every event would fail alike: they stay pending for the retry task
+            for event in events[start:]:
+                _record_failure(event, exc)
+            return memories, []
+        except Exception:
+            logger.exception("Batch extraction failed; extracting its %d events one by one", len(chunk))
+            for event in chunk:
+                try:
+                    memories[event.pk] = event_extract(event=event, actor=actor, now=now)
+                except Exception as exc:
+                    _record_failure(event, exc)
+    return memories, []
+
+
+def events_extract_queue(*, tenant: Tenant, events: Sequence[ContextEvent]) -> None:
+    """Hand events whose inline extraction did not run to the worker. Never raises: when the broker is
+    unreachable the events stay pending, and the per-minute retry sweep extracts them."""
+    try:
+        task_queue(EXTRACT_EVENTS, tenant_id=str(tenant.pk), event_ids=[str(event.pk) for event in events])
+    except Exception as exc:  # kombu's OperationalError when the broker is unreachable
+        logger.warning("Could not queue the extraction of %d events: %s", len(events), exc)
+
+
+def events_extract_deferred(*, tenant_id: Any, event_ids: Sequence[Any]) -> int:
+    """The worker's side of `events_extract_queue`: the events still unextracted, in their order, in chunks
+    (each claims its events: one that the retry sweep or another run holds is left to it). Returns how many
+    were extracted here."""
+    events = list(
+        ContextEvent.objects.select_related("tenant", "contact", "message")
+        .filter(tenant_id=tenant_id, pk__in=list(event_ids), extracted_at__isnull=True)
+        .order_by("created_at", "pk")
+    )
+    done = 0
+    for start in range(0, len(events), EXTRACTION_CHUNK):
+        chunk = events[start : start + EXTRACTION_CHUNK]
+        try:
+            summaries = events_extract(events=chunk, actor=SYSTEM)
+        except Exception:
+            logger.exception("Deferred extraction of %d events failed; the retry sweep takes them", len(chunk))
+            continue
+        done += sum(1 for event in chunk if event.extracted_at is not None and event.pk in summaries)
+    return done
+
+
 def ingest_messages(
     *, tenant: Tenant, items: Sequence[IngestItem], actor: str, now: datetime | None = None
 ) -> list[IngestOutcome]:
@@ -663,7 +733,14 @@ def ingest_messages(
     contact state of the user messages, then inline extraction of all of them (candidates embedded in one
     call, written in one transaction). A failure in extraction keeps the messages: the batch is retried event
     by event, and an event that still fails stays pending for the retry task. `now` is when Engram learns
-    them (a simulation's clock; the wall clock by default)."""
+    them (a simulation's clock; the wall clock by default).
+
+    Inline extraction runs in chunks of EXTRACTION_CHUNK events and stops starting new ones once the request
+    has spent INGEST_INLINE_SECONDS: the rest is queued for the worker (their answers say `extraction:
+    pending`), so a large batch on a starved machine answers well inside the web worker's timeout instead of
+    being killed by it. The first chunk always runs inline, and the contact state (crisis) of every user
+    message is always read here."""
+    started = time.monotonic()
     try:
         with phase("ledger"):
             persisted = _persist_batch(tenant=tenant, items=items)
@@ -694,20 +771,10 @@ def ingest_messages(
             _record_failure(row.event, exc)
             continue
         extractable.append(row.event)
-    memories: dict[Any, list[dict[str, Any]]] = {}
-    try:
-        with phase("write"):
-            memories = events_extract(events=extractable, actor=actor, now=now, planned=planned)
-    except EmbedderUnavailable as exc:  # every event would fail alike: they stay pending for the retry task
-        for event in extractable:
-            _record_failure(event, exc)
-    except Exception:
-        logger.exception("Batch extraction failed; extracting its %d events one by one", len(extractable))
-        for event in extractable:
-            try:
-                memories[event.pk] = event_extract(event=event, actor=actor, now=now)
-            except Exception as exc:
-                _record_failure(event, exc)
+    memories, deferred = _extract_within(events=extractable, actor=actor, now=now, planned=planned, started=started)
+    if deferred:
+        logger.info("Inline extraction over its time budget: %d events of a batch go to the worker", len(deferred))
+        transaction.on_commit(lambda: events_extract_queue(tenant=tenant, events=deferred))
     try:
         with phase("extraction"), transaction.atomic():  # a savepoint: a failure here leaves the batch intact
             speaker_aliases_learn(tenant=tenant, messages=[row.message for row in persisted if row.created])
@@ -740,6 +807,9 @@ def ingest_payload(outcome: IngestOutcome) -> dict[str, Any]:
         "memories": outcome.memories,
         "state": outcome.state,
         "crisis": outcome.crisis_answer,
+        # done: its memories are stored (and listed above); pending: the worker extracts it (a large batch over
+        # the inline time budget, or a failure the retry sweep takes) — GET /events/{event_id} tells when
+        "extraction": "done" if outcome.event.extracted_at is not None else "pending",
     }
 
 

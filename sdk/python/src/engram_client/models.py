@@ -85,7 +85,8 @@ class MemoryChange:
 
 @dataclass(frozen=True)
 class IngestResult:
-    """`duplicate` is true when the message_id was seen before: nothing was written again."""
+    """`duplicate` is true when the message_id was seen before: nothing was written again. `extraction` is
+    "done" when `memories` lists what the message stored, "pending" while the worker still extracts it."""
 
     event_id: str
     message_id: str
@@ -93,6 +94,7 @@ class IngestResult:
     memories: list[MemoryChange]
     state: dict[str, Any] | None
     crisis: dict[str, Any]
+    extraction: str = "done"
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> IngestResult:
@@ -103,6 +105,7 @@ class IngestResult:
             memories=[MemoryChange.from_json(item) for item in data.get("memories") or []],
             state=_optional_dict(data.get("state")),
             crisis=_dict(data.get("crisis")),
+            extraction=str(data.get("extraction") or "done"),
         )
 
 
