@@ -14,13 +14,14 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from django.conf import settings
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from apps.contacts.personal_data import contact_export
 from apps.contacts.selectors import contact_get
 from apps.contacts.services import contact_delete
 from apps.context.selectors import contact_with_state_and_profile
 from apps.context.services import context_payload
+from apps.core.moments import occurred_at_problem
 from apps.memories import scoring
 from apps.memories.ingest.services import IngestItem, ingest_messages, ingest_payload
 from apps.memories.retrieval.results import search_payload
@@ -85,13 +86,22 @@ class AddMemory(Arguments):
     )
     role: Literal["user", "assistant", "system", "tool"] = Field(default="user", description="Who said it.")
     speaker: str = Field(default="", max_length=200, description="The speaker's name, when known.")
-    occurred_at: datetime | None = Field(default=None, description="When it was said (ISO 8601); default now.")
+    occurred_at: datetime | None = Field(
+        default=None, description="When it was said (ISO 8601, 1970 up to a day ahead of now); default now."
+    )
     message_id: str | None = Field(
         default=None,
         min_length=1,
         max_length=255,
         description="Your id of the message: the same id again stores nothing twice (safe retries).",
     )
+
+    @field_validator("occurred_at")
+    @classmethod
+    def _occurred_at_bounded(cls, value: datetime | None) -> datetime | None:
+        if value is not None and (problem := occurred_at_problem(value)):
+            raise ValueError(problem)
+        return value
 
 
 class SearchMemory(Arguments):

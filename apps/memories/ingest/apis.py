@@ -3,6 +3,8 @@ became of an ingested message or observation)."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.conf import settings
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
@@ -12,6 +14,7 @@ from rest_framework.response import Response
 from apps.contacts.selectors import contact_get
 from apps.conversations.models import Message
 from apps.core.fields import StrictCharField
+from apps.core.moments import occurred_at_problem
 from apps.core.timing import Stopwatch, phase, stopwatch
 from apps.memories.ingest.services import IngestItem, ingest_messages, ingest_payload, observation_record
 from apps.memories.models import ContextEvent
@@ -41,6 +44,11 @@ class IngestMessageSerializer(serializers.Serializer):
         return value
 
     validate_conversation_id = validate_contact_id
+
+    def validate_occurred_at(self, value: datetime | None) -> datetime | None:
+        if value is not None and (problem := occurred_at_problem(value)):
+            raise serializers.ValidationError(problem)
+        return value
 
     def validate_message(self, value: str) -> str:
         if not value.strip():

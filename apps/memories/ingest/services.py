@@ -35,6 +35,7 @@ from apps.conversations.window import windows_append
 from apps.core.chunking import semantic_chunks
 from apps.core.embeddings import EmbedderUnavailable, cache_scope
 from apps.core.exceptions import ApplicationError
+from apps.core.moments import occurred_at_problem
 from apps.core.timing import phase
 from apps.entities.services import entity_aliases_add
 from apps.memories import scoring
@@ -733,13 +734,18 @@ def ingest_messages(
     contact state of the user messages, then inline extraction of all of them (candidates embedded in one
     call, written in one transaction). A failure in extraction keeps the messages: the batch is retried event
     by event, and an event that still fails stays pending for the retry task. `now` is when Engram learns
-    them (a simulation's clock; the wall clock by default).
+    them (a simulation's clock; the wall clock by default). An `occurred_at` out of bounds
+    (apps/core/moments.py) is refused before anything is written.
 
     Inline extraction runs in chunks of EXTRACTION_CHUNK events and stops starting new ones once the request
     has spent INGEST_INLINE_SECONDS: the rest is queued for the worker (their answers say `extraction:
     pending`), so a large batch on a starved machine answers well inside the web worker's timeout instead of
     being killed by it. The first chunk always runs inline, and the contact state (crisis) of every user
     message is always read here."""
+    for index, item in enumerate(items):
+        if item.occurred_at is not None and (problem := occurred_at_problem(item.occurred_at, now=now)):
+            field = "occurred_at" if len(items) == 1 else f"messages[{index}].occurred_at"
+            raise ApplicationError(problem, details={field: [problem]})
     started = time.monotonic()
     try:
         with phase("ledger"):

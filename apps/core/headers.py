@@ -1,0 +1,26 @@
+"""Headers every page and API answer carries (the outermost middleware: on the boundary's refusals too).
+Static files keep their own caching."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+
+
+class ResponseHeadersMiddleware:
+    """`Cache-Control: no-store` on every dynamic answer: the API's and the inspector's bodies hold personal
+    data (a contact's words, memories, mood), which no browser or proxy cache may keep."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+        self.static_prefix = settings.STATIC_URL or "/static/"
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if request.path.startswith(self.static_prefix):
+            return response
+        if "no-store" not in response.get("Cache-Control", ""):
+            response["Cache-Control"] = "no-store"
+        return response
