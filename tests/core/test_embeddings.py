@@ -1,6 +1,7 @@
 import hashlib
 import unicodedata
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -314,3 +315,45 @@ def test_vectors_are_stored_exactly_and_read_back_from_their_binary_form(tenant)
     np.testing.assert_array_equal(vector_from_send(sent), vector)
     np.testing.assert_array_equal(np.asarray(text[1:-1].split(","), dtype=np.float32), vector)
     np.testing.assert_array_equal(np.asarray(vector_text(vector)[1:-1].split(","), dtype=np.float32), vector)
+
+
+@pytest.fixture
+def tampered_model(tmp_path, monkeypatch):
+    """A copy of the installed model with one byte changed, where the local embedder loads its files from."""
+    from apps.core import embeddings
+
+    model_path, tokenizer_path = embeddings._model_files()
+    copy = tmp_path / "model.onnx"
+    data = bytearray(Path(model_path).read_bytes())
+    data[len(data) // 2] ^= 0x01
+    copy.write_bytes(bytes(data))
+    monkeypatch.setattr(embeddings, "_model_files", lambda: (str(copy), tokenizer_path))
+    monkeypatch.setattr(embeddings, "_onnx_runtimes", {})  # loaded again, from the tampered copy
+    return copy
+
+
+def test_the_installed_model_files_have_the_expected_sha256():
+    from apps.core import embeddings
+
+    model_path, tokenizer_path = embeddings._model_files()
+    assert hashlib.sha256(Path(model_path).read_bytes()).hexdigest() == embeddings.MODEL_SHA256
+    assert hashlib.sha256(Path(tokenizer_path).read_bytes()).hexdigest() == embeddings.TOKENIZER_SHA256
+
+
+@pytest.mark.django_db
+def test_a_model_file_with_another_sha256_is_refused_at_load_with_a_clear_error(tampered_model, api):
+    from apps.core.embeddings import MODEL_SHA256, ModelFileMismatch
+
+    with pytest.raises(ModelFileMismatch) as refused:
+        LocalOnnxEmbedder().embed_batch(["hello"])
+    reason = str(refused.value)
+    assert str(tampered_model) in reason and f"expected {MODEL_SHA256}" in reason
+    assert hashlib.sha256(tampered_model.read_bytes()).hexdigest() in reason
+
+    reset_embedder()
+    try:
+        search = api.post("/api/v1/memories/search", {"query": "a question never asked 51ab"}, format="json")
+        assert search.status_code == 503 and search.json()["error"]["code"] == "embedder_unavailable"
+        assert str(tampered_model) not in search.content.decode()
+    finally:
+        reset_embedder()
