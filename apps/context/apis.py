@@ -45,6 +45,7 @@ class ContextGetApi(TenantAPIView):
 
 
 class BrainContextApi(TenantAPIView):
+    heavy_post = True
     required_scope = ApiKey.SCOPE_READ
 
     class InputSerializer(serializers.Serializer):

@@ -33,6 +33,7 @@ def _document_get(tenant: Tenant, document_id: str) -> KnowledgeDocument:
 
 
 class DocumentListCreateApi(TenantAPIView):
+    heavy_post = True
     parser_classes = [StorableJSONParser, StorableMultiPartParser, StorableFormParser]
 
     class InputSerializer(serializers.Serializer):

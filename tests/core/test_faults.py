@@ -145,3 +145,23 @@ def _dsn() -> str:
         "port": settings_dict["PORT"],
     }
     return " ".join(f"{key}={value}" for key, value in parts.items() if value)
+
+
+def test_with_redis_stopped_the_limits_fail_open_and_apply_again_when_it_is_back(api, tenant, own_redis, settings):
+    """The stated choice (docs/reliability.md "Limits when Redis is down"): the rate limit and the heavy-request
+    cap are counted in Redis; while it is stopped every request runs uncounted, and once it is back both apply."""
+    from apps.tenants.concurrency import heavy_slot_take
+
+    settings.ENGRAM = {**settings.ENGRAM, "RATE_LIMIT_PER_MINUTE": 3, "HEAVY_REQUESTS_PER_TENANT": 1}
+    batch = {"messages": [{"contact_id": "asha", "conversation_id": "c1", "message": "hi", "role": "user"}]}
+    heavy_slot_take(tenant=tenant)  # a heavy request in flight when Redis goes away
+    embedded.stop_redis(own_redis)
+    answers = [api.get("/api/v1/contacts").status_code for _ in range(5)]
+    answers += [api.post("/api/v1/ingest/batch", batch, format="json").status_code for _ in range(2)]
+    assert answers == [200] * 5 + [202] * 2  # over both limits, served
+
+    embedded.redis_url(own_redis)  # back, empty
+    heavy_slot_take(tenant=tenant)
+    refused = api.post("/api/v1/ingest/batch", batch, format="json")
+    assert refused.status_code == 429 and "heavy request" in refused.json()["error"]["message"]
+    assert [api.get("/api/v1/contacts").status_code for _ in range(3)] == [200, 200, 429]  # the 4th request

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from django.db import connection
 from django.test import override_settings
 
+from apps.conversations.models import Message
 from apps.core.redis import get_redis
+from apps.tenants.concurrency import heavy_slot_release, heavy_slot_take, in_flight_key
 from tests.redis_keys import redis_clear
 
 pytestmark = pytest.mark.django_db
@@ -68,3 +72,61 @@ def test_a_malformed_tenant_limit_falls_back_to_the_servers(api, tenant, limit_o
     tenant.settings = {"rate_limit": rate_limit}
     tenant.save(update_fields=["settings"])
     assert [api.get("/api/v1/contacts").status_code for _ in range(4)] == [200, 200, 200, 429]
+
+
+def _batch(api, prefix: str):
+    messages = [
+        {"contact_id": "a", "conversation_id": "c", "message": f"I live in Pune ({n})", "role": "user"}
+        for n in range(2)
+    ]
+    for n, message in enumerate(messages):
+        message["message_id"] = f"{prefix}-{n}"
+    return api.post("/api/v1/ingest/batch", {"messages": messages}, format="json")
+
+
+@pytest.fixture
+def one_heavy_request(settings):
+    settings.ENGRAM = {**settings.ENGRAM, "HEAVY_REQUESTS_PER_TENANT": 1}
+
+
+def test_a_tenants_heavy_request_over_its_cap_gets_429_and_leaves_nothing(api, other_api, tenant, one_heavy_request):
+    held = heavy_slot_take(tenant=tenant)  # one of the tenant's heavy requests is in flight
+    refused = _batch(api, "refused")
+    assert refused.status_code == 429
+    assert refused.json()["error"] == {
+        "code": "throttled",
+        "message": "This tenant already has 1 heavy request in flight (batch ingest, document upload, brain "
+        "context). Expected available in 2 seconds.",
+        "details": {},
+    }
+    assert refused["Retry-After"] == "2"
+    assert not Message.objects.filter(tenant=tenant).exists()  # nothing of the refused batch was written
+    for heavy in (
+        lambda: api.post("/api/v1/brain/context", {"query": "opening hours"}, format="json"),
+        lambda: api.post("/api/v1/knowledge/documents", {"title": "FAQ", "content": "We open at nine."}, format="json"),
+    ):
+        assert heavy().status_code == 429
+    # light requests, and other tenants' heavy ones, are not held back
+    assert api.get("/api/v1/contacts").status_code == 200
+    single = {"contact_id": "a", "conversation_id": "c", "message": "hello", "role": "user"}
+    assert api.post("/api/v1/ingest", single, format="json").status_code == 202
+    assert _batch(other_api, "other").status_code == 202
+
+    heavy_slot_release(tenant_id=tenant.pk, token=held)
+    assert [_batch(api, f"after-{n}").status_code for n in range(3)] == [202] * 3  # each gives its slot back
+    assert get_redis().zcard(in_flight_key(tenant.pk)) == 0
+
+
+def test_a_slot_a_dead_request_held_lapses(api, tenant, one_heavy_request):
+    """A worker killed mid-request never gives its slot back: the slot lapses after SLOT_TTL_SECONDS."""
+    get_redis().zadd(in_flight_key(tenant.pk), {"killed-worker": time.time() - 1})  # lapsed a second ago
+    assert _batch(api, "b").status_code == 202
+
+
+def test_a_tenant_may_have_its_own_cap(api, tenant, one_heavy_request):
+    tenant.settings = {"heavy_requests": 2}
+    tenant.save(update_fields=["settings"])
+    heavy_slot_take(tenant=tenant)
+    assert _batch(api, "second").status_code == 202
+    heavy_slot_take(tenant=tenant)
+    assert _batch(api, "third").status_code == 429

@@ -78,6 +78,8 @@ class IngestApi(TenantAPIView):
 
 
 class IngestBatchApi(TenantAPIView):
+    heavy_post = True
+
     class InputSerializer(serializers.Serializer):
         messages = serializers.ListField(child=IngestMessageSerializer(), allow_empty=False, max_length=MAX_BATCH)
 
