@@ -132,6 +132,22 @@ def test_rows_of_another_tenant_can_be_neither_changed_nor_written(two_tenants):
     assert theirs_memory.content != "overwritten"
 
 
+def test_a_link_from_one_tenants_memory_to_another_tenants_entity_is_neither_written_nor_seen(two_tenants):
+    """memories_memoryentity has no tenant column: its policy checks both sides, the memory's tenant and the
+    entity's (it used to check the memory's only)."""
+    mine, theirs = two_tenants
+    memory = Memory.objects.filter(tenant=mine).first()
+    entity = Entity.objects.create(
+        tenant=theirs, contact=None, entity_type="place", slug="berlin-x", display_name="Berlin"
+    )
+    with tenant_scope(mine.pk), pytest.raises(DatabaseError, match="row-level security"), transaction.atomic():
+        MemoryEntity.objects.create(memory=memory, entity=entity)
+    link = MemoryEntity.objects.create(memory=memory, entity=entity)  # as only the maintenance role can
+    for tenant in (mine, theirs):
+        with tenant_scope(tenant.pk):
+            assert not MemoryEntity.objects.filter(pk=link.pk).exists()
+
+
 def test_a_rolled_back_binding_falls_back_to_what_was_bound_before_never_wider(two_tenants):
     mine, _ = two_tenants
     with tenant_scope(NONE):

@@ -1,0 +1,104 @@
+"""What row-level security must not cost: the policies are written so that the planner keeps the plans of the
+same queries without them (apps/core/rls.py): where the vector candidates of a contact's search are read from
+the HNSW index without the policies, they are with them — a policy estimated as selective made the planner
+sort the scope's vectors exactly instead (14 ms vs 3 ms at 2,000 memories, docs/benchmarks.md). Planted: the
+`all OR tenant = bound` form halves the scans' estimates and fails this."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import psycopg
+import pytest
+from django.db import connection
+
+from apps.core.tenancy import tenant_scope
+from apps.entities.models import Entity
+from apps.memories.models import MemoryEntity
+from apps.memories.retrieval.search import memory_search
+from tests.factories import ContactFactory, MemoryFactory, TenantFactory
+
+pytestmark = pytest.mark.django_db(transaction=True)  # the superuser's connection reads the committed rows
+
+PER_SCOPE = 2000
+
+
+def _unit_vectors(count: int, seed: int) -> list[list[float]]:
+    vectors = np.random.default_rng(seed).normal(size=(count, 384)).astype(np.float32)
+    return (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).tolist()
+
+
+@pytest.fixture
+def searched_contact():
+    """Three scopes of 2,000 memories (two contacts of one tenant, one of another), each memory linked to one of
+    twenty entities of its scope, analysed."""
+    tenant, other = TenantFactory(), TenantFactory()
+    scopes = [ContactFactory(tenant=tenant), ContactFactory(tenant=tenant), ContactFactory(tenant=other)]
+    for number, contact in enumerate(scopes):
+        memories = MemoryFactory.bulk(
+            [f"note {number}-{index} about the garden" for index in range(PER_SCOPE)],
+            vectors=_unit_vectors(PER_SCOPE, number),
+            tenant=contact.tenant,
+            contact=contact,
+        )
+        entities = Entity.objects.bulk_create(
+            Entity(tenant=contact.tenant, contact=contact, entity_type="topic", slug=f"t{i}", display_name=f"T{i}")
+            for i in range(20)
+        )
+        MemoryEntity.objects.bulk_create(
+            MemoryEntity(memory=memory, entity=entities[index % 20]) for index, memory in enumerate(memories)
+        )
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE memories_memory, memories_memoryentity, entities_entity, contacts_contact")
+    return scopes[0]
+
+
+def test_the_vector_candidates_plan_as_without_the_policies(searched_contact):
+    contact = searched_contact
+    query_vector = np.asarray(_unit_vectors(1, 99)[0], dtype=np.float32)
+    with tenant_scope(contact.tenant_id):
+        statements: list[tuple[str, object]] = []
+
+        def capture(execute, sql, params, many, context):  # type: ignore[no-untyped-def]
+            statements.append((sql, params))
+            return execute(sql, params, many, context)
+
+        with connection.execute_wrapper(capture):
+            memory_search(tenant=contact.tenant, contact=contact, query="the garden t3", query_vector=query_vector)
+        sql, params = next((sql, params) for sql, params in statements if "vector AS (" in sql)
+        with connection.cursor() as cursor:
+            cursor.execute(f"EXPLAIN (FORMAT JSON) {sql}", params)
+            plan = cursor.fetchone()[0]
+    settings = connection.settings_dict
+    with psycopg.connect(f"host={settings['HOST']} dbname={settings['NAME']} user=postgres") as superuser:
+        unpoliced = superuser.execute(f"EXPLAIN (FORMAT JSON) {sql}", params).fetchone()[0]
+    # the vector candidates plan as without the policies (a superuser's plan), node for node — HNSW where it was
+    policed, free = _vector_source(plan), _vector_source(unpoliced)
+    assert _shape(policed) == _shape(free), json.dumps(plan, indent=1)
+    # the policy is estimated as (nearly) always true: the scope's scan expects the rows it expects without it
+    # (the `all OR bound` form halved the estimate, and the planner then sorted the scope's vectors exactly)
+    for with_policy, without in zip(_scans(policed), _scans(free), strict=True):
+        assert with_policy["Plan Rows"] >= 0.9 * without["Plan Rows"], (with_policy, without)
+
+
+def _vector_source(plan: list[dict[str, Any]]) -> dict[str, Any]:
+    return next(node for node in _nodes(plan[0]["Plan"]) if node.get("Alias") == "vector")
+
+
+def _shape(node: dict[str, Any]) -> list[tuple[str, str]]:
+    """The plan's nodes, without the InitPlans and SubPlans the policies add."""
+    return [(item["Node Type"], item.get("Index Name") or item.get("Relation Name", "")) for item in _nodes(node)]
+
+
+def _scans(node: dict[str, Any]) -> list[dict[str, Any]]:
+    return [item for item in _nodes(node) if item.get("Relation Name") == "memories_memory"]
+
+
+def _nodes(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    yield node
+    for child in node.get("Plans", []):
+        if not child.get("Subplan Name", "CTE").startswith(("InitPlan", "SubPlan")):  # a CTE's plan is kept
+            yield from _nodes(child)
