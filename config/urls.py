@@ -21,7 +21,9 @@ urlpatterns = [
     path("api/v1/schema/", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]), name="schema"),
     path(
         "api/v1/docs/",
-        SpectacularRedocView.as_view(url_name="schema", authentication_classes=[], permission_classes=[]),
+        SpectacularRedocView.as_view(
+            url_name="schema", template_name="api/redoc.html", authentication_classes=[], permission_classes=[]
+        ),
         name="api-docs",
     ),
     path("api/v1/", include("config.api_urls")),

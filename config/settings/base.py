@@ -26,6 +26,7 @@ INSTALLED_APPS = [
     "django.contrib.postgres",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Redoc's standalone bundle as a static file (the docs page loads no CDN)
     "django_celery_beat",
     "django_htmx",
     "apps.core",
@@ -142,12 +143,33 @@ REST_FRAMEWORK = {
     "UNAUTHENTICATED_USER": None,
 }
 
+# Every page's Content-Security-Policy (apps/core/headers.py): scripts only from this origin's files (no
+# inline script, no eval, no CDN), so an injected <script> or on* attribute does not run; inline styles are
+# allowed (the inspector's bars and charts set widths; Redoc styles itself), no plugin, no framing, forms and
+# requests to this origin only. Redoc's search runs in a worker it creates from a blob.
+CONTENT_SECURITY_POLICY = "; ".join(
+    [
+        "default-src 'self'",
+        "script-src 'self'",
+        "style-src 'self' 'unsafe-inline'",
+        "img-src 'self' data:",
+        "font-src 'self' data:",
+        "connect-src 'self'",
+        "worker-src 'self' blob:",
+        "object-src 'none'",
+        "base-uri 'none'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+    ]
+)
+
 SPECTACULAR_SETTINGS = {
     "TITLE": "Engram API",
     "DESCRIPTION": "Durable, relevant memory for AI agents: ingest messages, get assembled context.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SCHEMA_PATH_PREFIX": "/api/v1",
+    "REDOC_DIST": "SIDECAR",
     "ENUM_NAME_OVERRIDES": {
         "AcceptedMemoryTypeEnum": "apps.memories.scoring.ACCEPTED_MEMORY_TYPES",
         "MemoryTypeEnum": "apps.memories.models.memory.MemoryType",
