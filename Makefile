@@ -5,15 +5,26 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-unit lint format bench install browser clean-var
+.PHONY: run test test-unit lint format bench install browser clean-var lock audit
 
-$(STAMP): requirements/base.txt requirements/local.txt requirements/production.txt sdk/python/pyproject.toml
+# Every package from the hashed lock (requirements/lock.txt: requirements/*.txt resolved with each file's
+# sha256, `make lock`); pip refuses any file whose hash differs. pip itself is pinned in the lock too.
+$(STAMP): requirements/lock.txt sdk/python/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -r requirements/local.txt
-	# the Python SDK (sdk/python), editable, with its LangGraph store: the agents' tests import it
-	$(BIN)/python -m pip install --quiet -e './sdk/python[langgraph]'
+	$(BIN)/python -m pip install --quiet --require-hashes -r requirements/lock.txt
+	# the Python SDK (sdk/python), editable; its dependencies (httpx, langgraph) come from the lock
+	$(BIN)/python -m pip install --quiet --no-deps -e ./sdk/python
 	touch $(STAMP)
+
+# after changing a pin in requirements/*.txt: resolve again, with hashes (tests/unit/core/test_lock.py checks)
+lock:
+	test -x $(BIN)/pip-compile || $(BIN)/python -m pip install --quiet pip-tools==7.6.2
+	$(BIN)/pip-compile --generate-hashes --allow-unsafe --strip-extras --no-emit-index-url --no-emit-find-links --quiet \
+		-o requirements/lock.txt requirements/local.txt
+
+# known vulnerabilities in the locked packages (config/audit.py says when no advisory data was reachable)
+audit: $(STAMP)
+	$(BIN)/python -m config.audit requirements/lock.txt
 
 install: $(STAMP)
 
@@ -25,7 +36,7 @@ browser:
 	@command -v chromium >/dev/null 2>&1 || { echo "installing Debian chromium for the browser tests…"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
-test: test-unit browser
+test: test-unit browser audit
 	$(BIN)/python -m pytest
 
 # pure modules only: no database, no Redis, no Django settings (tests/unit/conftest.py)
