@@ -78,7 +78,7 @@ def embed_one(embedder: Embedder, text: str) -> np.ndarray:
 
 
 def vector_literal(vector: np.ndarray) -> str:
-    """pgvector's text form of a vector ('[0.1,0.2,…]'), for raw SQL parameters cast with ::vector."""
+    """pgvector's text form of a vector ('[0.1,0.2,…]'), for raw SQL parameters cast with ::vector or ::halfvec."""
     return vector_text(np.asarray(vector, dtype=np.float32))
 
 

@@ -4,9 +4,11 @@ reads the scope's recent ones back (issue 29 item 2: the text round trip was ~3 
 - `vector_text`: pgvector's text form with 9 significant digits, one C-level format call — exact for float32
   (9 digits round-trip any float32) and 4× faster than pgvector's `str(float(v))` per element;
 - `VectorField`: pgvector's Django field with that text form (it deconstructs as pgvector's own field, so
-  migrations see no change);
+  migrations see no change); `HalfVectorField` the same for `halfvec`, what embeddings are stored as (2 bytes
+  a dimension: issue 29 item 5, docs/benchmarks.md) — PostgreSQL rounds the text to float16;
 - `vector_from_send`: a vector read as `vector_send(column)` (bytea: dimension, unused, big-endian float4s) —
-  no text printing in PostgreSQL, no parsing here."""
+  no text printing in PostgreSQL, no parsing here. A `halfvec` column is read as `vector_send(column::vector)`
+  (the float16s widened exactly)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
+from pgvector.django import HalfVectorField as PgHalfVectorField
 from pgvector.django import VectorField as PgVectorField
 
 
@@ -41,3 +44,14 @@ class VectorField(PgVectorField):
     def deconstruct(self) -> tuple[Any, Any, Any, Any]:
         name, _, args, kwargs = super().deconstruct()
         return name, f"{PgVectorField.__module__}.{PgVectorField.__qualname__}", args, kwargs
+
+
+class HalfVectorField(PgHalfVectorField):
+    def get_prep_value(self, value: Any) -> str | None:
+        if isinstance(value, list | np.ndarray) and len(value):
+            return vector_text(value)
+        return super().get_prep_value(value)
+
+    def deconstruct(self) -> tuple[Any, Any, Any, Any]:
+        name, _, args, kwargs = super().deconstruct()
+        return name, f"{PgHalfVectorField.__module__}.{PgHalfVectorField.__qualname__}", args, kwargs

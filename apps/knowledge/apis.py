@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
@@ -21,30 +20,9 @@ from apps.tenants.models import Tenant
 
 
 class DocumentOutputSerializer(serializers.ModelSerializer):
-    status_url = serializers.SerializerMethodField(help_text="Poll it until `status` is `ready` or `failed`.")
-
     class Meta:
         model = KnowledgeDocument
-        fields = [
-            "id",
-            "title",
-            "content_type",
-            "size_bytes",
-            "chunk_count",
-            "status",
-            "status_message",
-            "processed_at",
-            "status_url",
-            "created_by",
-            "created_at",
-        ]
-
-    def get_status_url(self, document: KnowledgeDocument) -> str:
-        return document_status_path(document)
-
-
-def document_status_path(document: KnowledgeDocument) -> str:
-    return reverse("knowledge-document-detail", kwargs={"document_id": document.pk})
+        fields = ["id", "title", "content_type", "size_bytes", "chunk_count", "created_by", "created_at"]
 
 
 def _document_get(tenant: Tenant, document_id: str) -> KnowledgeDocument:
@@ -91,10 +69,7 @@ class DocumentListCreateApi(TenantAPIView):
 
     @extend_schema(
         request={"application/json": TextInputSerializer, "multipart/form-data": UploadInputSerializer},
-        responses={202: DocumentOutputSerializer},
-        description="Accepted: the document is stored `processing` and chunked and embedded by the worker; poll "
-        "`status_url` (also the `Location` header) until `status` is `ready` (searchable) or `failed` "
-        "(`status_message` says why). Search ignores documents that are not ready.",
+        responses={201: DocumentOutputSerializer},
     )
     def post(self, request: Request) -> Response:
         serializer = self.InputSerializer(data=request.data)
@@ -118,11 +93,7 @@ class DocumentListCreateApi(TenantAPIView):
             content_type=data["content_type"],
             actor=self.actor,
         )
-        return Response(
-            DocumentOutputSerializer(document).data,
-            status=status.HTTP_202_ACCEPTED,
-            headers={"Location": document_status_path(document)},
-        )
+        return Response(DocumentOutputSerializer(document).data, status=status.HTTP_201_CREATED)
 
 
 class DocumentDetailApi(TenantAPIView):

@@ -7,24 +7,14 @@ from pgvector.django import HnswIndex
 
 from apps.core.embeddings import EMBEDDING_DIMENSIONS
 from apps.core.models import UUIDModel
-from apps.core.vectors import VectorField
+from apps.core.vectors import HalfVectorField
 from apps.tenants.models import Tenant
 
 
 class KnowledgeDocument(UUIDModel):
-    """A tenant's knowledge-base document (text or markdown), chunked for RAG. Stored `processing` when it is
-    uploaded; the worker chunks and embeds it (`ready`, its chunks written in the same transaction) or gives up
-    (`failed`, with `status_message`). Search reads the chunks of ready documents only."""
-
-    class Status(models.TextChoices):
-        PROCESSING = "processing"
-        READY = "ready"
-        FAILED = "failed"
+    """A tenant's knowledge-base document (text or markdown), chunked for RAG."""
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="knowledge_documents")
-    status = models.CharField(max_length=12, choices=Status.choices, default=Status.PROCESSING)
-    status_message = models.CharField(max_length=500, blank=True, default="")
-    processed_at = models.DateTimeField(null=True, blank=True)
     title = models.CharField(max_length=300)
     content_type = models.CharField(max_length=40, default="text/markdown")
     content = models.TextField()
@@ -48,7 +38,7 @@ class KnowledgeChunk(models.Model):
     position = models.PositiveIntegerField()
     content = models.TextField()
     token_count = models.PositiveIntegerField()
-    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True)
+    embedding = HalfVectorField(dimensions=EMBEDDING_DIMENSIONS, null=True)
     embedding_model = models.CharField(max_length=100, blank=True, default="")
     search_vector = models.GeneratedField(
         expression=SearchVector("content", config="english"),
@@ -65,7 +55,7 @@ class KnowledgeChunk(models.Model):
                 fields=["embedding"],
                 m=16,
                 ef_construction=64,
-                opclasses=["vector_cosine_ops"],
+                opclasses=["halfvec_cosine_ops"],
             ),
             GinIndex(fields=["search_vector"], name="knowledge_search_gin"),
             models.Index(fields=["tenant", "document"]),

@@ -109,7 +109,7 @@ def episodes_before(*, tenant_id: Any, anchors: Sequence[EpisodeAnchor]) -> dict
         return {}
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT a.key, vector_send(n.embedding), n.content, n.index_terms "
+            "SELECT a.key, vector_send(n.embedding::vector), n.content, n.index_terms "
             "FROM unnest(%s::text[], %s::text[], %s::timestamptz[], %s::bigint[]) AS a(key, session_id, at, seq) "
             "CROSS JOIN LATERAL (SELECT n.embedding, n.content, n.index_terms FROM memories_memory n "
             "  WHERE n.tenant_id = %s AND n.memory_type = 'episode' AND n.source_session_id = a.session_id "

@@ -298,8 +298,9 @@ def test_a_batch_split_over_callers_gives_the_vectors_of_one_caller():
 
 
 @pytest.mark.django_db
-def test_vectors_are_stored_exactly_and_read_back_from_their_binary_form(tenant):
-    """vector_text's 9 digits round-trip every float32; vector_send bytes decode to the stored floats."""
+def test_vectors_are_stored_as_float16_and_read_back_from_their_binary_form(tenant):
+    """vector_text's 9 digits round-trip every float32 (what is sent); the column is halfvec, so what is stored
+    is each float's nearest float16, and vector_send(embedding::vector) bytes decode to exactly those."""
     from django.db import connection
 
     from apps.core.vectors import vector_from_send, vector_text
@@ -307,13 +308,20 @@ def test_vectors_are_stored_exactly_and_read_back_from_their_binary_form(tenant)
 
     rng = np.random.default_rng(7)
     vector = rng.normal(size=384).astype(np.float32)
-    vector[:4] = [1e-38, -3.4e38, 0.1, 1 / 3]  # tiny, huge, and decimals float32 cannot hold exactly
+    vector /= np.linalg.norm(vector)  # embeddings are unit vectors: every component within float16's range
+    vector[:4] = [1e-6, -0.999, 0.1, 1 / 3]  # subnormal in float16, near -1, and decimals neither holds exactly
     memory = MemoryFactory(tenant=tenant, embedding=vector)
     with connection.cursor() as cursor:
-        cursor.execute("SELECT vector_send(embedding), embedding::text FROM memories_memory WHERE id = %s", [memory.pk])
-        sent, text = cursor.fetchone()
-    np.testing.assert_array_equal(vector_from_send(sent), vector)
-    np.testing.assert_array_equal(np.asarray(text[1:-1].split(","), dtype=np.float32), vector)
+        cursor.execute(
+            "SELECT vector_send(embedding::vector), embedding::text, pg_column_size(embedding) "
+            "FROM memories_memory WHERE id = %s",
+            [memory.pk],
+        )
+        sent, text, size = cursor.fetchone()
+    stored = vector.astype(np.float16).astype(np.float32)
+    np.testing.assert_array_equal(vector_from_send(sent), stored)
+    np.testing.assert_array_equal(np.asarray(text[1:-1].split(","), dtype=np.float32), stored)
+    assert size == 8 + 2 * 384  # 2 bytes a dimension after 8 of header (a vector column: 8 + 4 * 384 = 1,544)
     np.testing.assert_array_equal(np.asarray(vector_text(vector)[1:-1].split(","), dtype=np.float32), vector)
 
 

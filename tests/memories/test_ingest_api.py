@@ -457,7 +457,7 @@ def test_a_turn_is_stored_with_its_context_embedding_searchable_on_the_next_requ
     _turns(api, CONTEXT_TURNS)
     first, second = _episode(tenant, "f1"), _episode(tenant, "f2")
     assert first.context_embedding is None  # the conversation's first turn has no context
-    assert np.dot(_unit(second.context_embedding), _context_expected(second, first)) == pytest.approx(1.0, abs=1e-5)
+    assert np.dot(_unit(second.context_embedding), _context_expected(second, first)) == pytest.approx(1.0, abs=5e-4)
     # the own embedding stays the turn alone (what dedup and the vector index compare)
     assert np.dot(_unit(second.embedding), _unit(second.context_embedding)) < 0.99
     assert _context_embed(tenant) == 0  # nothing left for a worker
@@ -469,7 +469,7 @@ def test_a_memory_without_a_context_embedding_gets_one_from_the_worker_task(api,
     Memory.objects.filter(pk=second.pk).update(context_embedding=None)  # as an older version stored it
     assert _context_embed(tenant) == 1
     second.refresh_from_db()
-    assert np.dot(_unit(second.context_embedding), _context_expected(second, first)) == pytest.approx(1.0, abs=1e-5)
+    assert np.dot(_unit(second.context_embedding), _context_expected(second, first)) == pytest.approx(1.0, abs=5e-4)
 
 
 def test_turns_sharing_one_timestamp_take_the_episode_before_in_arrival_order_as_context(api, tenant):
@@ -478,13 +478,13 @@ def test_turns_sharing_one_timestamp_take_the_episode_before_in_arrival_order_as
     messages = [{**_turn(*turn), "occurred_at": at} for turn in turns]
     assert api.post("/api/v1/ingest/batch", {"messages": messages}, format="json").status_code == 202
     first, second, third = (_episode(tenant, f"f{index}") for index in (1, 2, 3))
-    assert np.dot(_unit(second.context_embedding), _context_expected(second, first)) == pytest.approx(1.0, abs=1e-5)
-    assert np.dot(_unit(third.context_embedding), _context_expected(third, second)) == pytest.approx(1.0, abs=1e-5)
+    assert np.dot(_unit(second.context_embedding), _context_expected(second, first)) == pytest.approx(1.0, abs=5e-4)
+    assert np.dot(_unit(third.context_embedding), _context_expected(third, second)) == pytest.approx(1.0, abs=5e-4)
     # sent one by one with the same timestamp, the fourth turn's context is the third's episode
     fourth_turn = {**_turn("f4", "Melanie", "Thanks, my kids painted a mural"), "occurred_at": at}
     assert api.post("/api/v1/ingest", fourth_turn, format="json").status_code == 202
     fourth = _episode(tenant, "f4")
-    assert np.dot(_unit(fourth.context_embedding), _context_expected(fourth, third)) == pytest.approx(1.0, abs=1e-5)
+    assert np.dot(_unit(fourth.context_embedding), _context_expected(fourth, third)) == pytest.approx(1.0, abs=5e-4)
 
 
 def test_a_batch_turn_gets_the_turn_before_it_in_the_same_batch_as_context(api, tenant):
@@ -492,7 +492,7 @@ def test_a_batch_turn_gets_the_turn_before_it_in_the_same_batch_as_context(api, 
     assert api.post("/api/v1/ingest/batch", {"messages": messages}, format="json").status_code == 202
     first, second = _episode(tenant, "f1"), _episode(tenant, "f2")
     assert first.context_embedding is None
-    assert np.dot(_unit(second.context_embedding), _context_expected(second, first)) == pytest.approx(1.0, abs=1e-5)
+    assert np.dot(_unit(second.context_embedding), _context_expected(second, first)) == pytest.approx(1.0, abs=5e-4)
 
 
 def test_reembed_and_edit_recompute_the_context_embedding(api, tenant):
@@ -503,14 +503,14 @@ def test_reembed_and_edit_recompute_the_context_embedding(api, tenant):
     Memory.objects.filter(pk=second.pk).update(embedding_model="old", context_embedding=None)
     reembed(tenant=tenant)
     second.refresh_from_db()
-    assert np.dot(_unit(second.context_embedding), _context_expected(second, first)) == pytest.approx(1.0, abs=1e-5)
+    assert np.dot(_unit(second.context_embedding), _context_expected(second, first)) == pytest.approx(1.0, abs=5e-4)
 
     edited = "They are a real support to me, my whole family."
     response = api.patch(f"/api/v1/memories/{second.pk}", {"content": edited}, format="json")
     assert response.status_code == 200, response.content
     second.refresh_from_db()
     assert second.content == edited
-    assert np.dot(_unit(second.context_embedding), _context_expected(second, first)) == pytest.approx(1.0, abs=1e-5)
+    assert np.dot(_unit(second.context_embedding), _context_expected(second, first)) == pytest.approx(1.0, abs=5e-4)
     assert _context_embed(tenant) == 0  # a late worker run leaves the edited memory's context alone
 
 

@@ -172,8 +172,8 @@ def test_a_context_embedding_left_to_the_worker_is_computed_by_it(api, tenant, c
     mixed = len(own_text.split()) * np.asarray(episode.embedding) + len(first_text.split()) * np.asarray(
         first.embedding
     )
-    assert float(mixed / np.linalg.norm(mixed) @ episode.context_embedding) == pytest.approx(1.0, abs=1e-5)
-    assert float(inline @ episode.context_embedding) == pytest.approx(1.0, abs=1e-5)  # what ingest stored
+    assert float(mixed / np.linalg.norm(mixed) @ episode.context_embedding) == pytest.approx(1.0, abs=5e-4)
+    assert float(inline @ episode.context_embedding) == pytest.approx(1.0, abs=5e-4)  # what ingest stored
 
 
 def test_a_task_delivered_again_and_again_is_dropped_after_the_cap(api, tenant):

@@ -10,7 +10,7 @@ from pgvector.django import HnswIndex
 from apps.contacts.models import Contact
 from apps.core.embeddings import EMBEDDING_DIMENSIONS
 from apps.core.models import UUIDModel
-from apps.core.vectors import VectorField
+from apps.core.vectors import HalfVectorField
 from apps.entities.models import Entity
 from apps.memories.scoring import MemoryType
 from apps.tenants.models import Tenant
@@ -57,12 +57,12 @@ class Memory(UUIDModel):
     memory_type = models.CharField(max_length=12, choices=MEMORY_TYPE_CHOICES)
     content = models.TextField()
     content_hash = models.CharField(max_length=64)
-    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    embedding = HalfVectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
     embedding_model = models.CharField(max_length=100, blank=True, default="")
     # the embedding of the turn before and this memory's text together (a contextual embedding): "They're
     # a real support" says nothing alone, but after "my family helped me through" it is about family.
     # Scored for candidates only (no index); null for a memory that came from no conversation turn.
-    context_embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    context_embedding = HalfVectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
     index_terms = models.CharField(
         max_length=INDEX_TERMS_LENGTH,
         blank=True,
@@ -149,7 +149,7 @@ class Memory(UUIDModel):
                 fields=["embedding"],
                 m=16,
                 ef_construction=64,
-                opclasses=["vector_cosine_ops"],
+                opclasses=["halfvec_cosine_ops"],
             ),
             # fastupdate off: no pending list for every search to scan (a few ms per query once it has grown)
             GinIndex(fields=["scoped_search_vector"], name="memory_scoped_search_gin", fastupdate=False),

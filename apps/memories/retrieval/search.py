@@ -472,7 +472,7 @@ def _candidates(
         ctes.append(
             f"keyword AS (SELECT m.id FROM memories_memory m WHERE {unowned_sql} "
             f"AND {scope.matching('%(keyword_query)s::tsquery')} "
-            f"ORDER BY {' + '.join(terms)} DESC, m.embedding <=> %(vector)s::vector, m.id "
+            f"ORDER BY {' + '.join(terms)} DESC, m.embedding <=> %(vector)s::halfvec, m.id "
             "LIMIT %(keyword_limit)s)"
         )
         sources.append(f"SELECT id, {_SOURCE_BITS['keyword']} AS bit FROM keyword")
@@ -489,7 +489,7 @@ def _candidates(
         params["vector_limit"] = VECTOR_CANDIDATES
         ctes.append(
             f"vector AS (SELECT m.id FROM memories_memory m WHERE {scope_sql} AND m.embedding IS NOT NULL "
-            "ORDER BY m.embedding <=> %(vector)s::vector LIMIT %(vector_limit)s)"
+            "ORDER BY m.embedding <=> %(vector)s::halfvec LIMIT %(vector_limit)s)"
         )
         sources.append(f"SELECT id, {_SOURCE_BITS['vector']} AS bit FROM vector")
     bounded = [window for window in windows if (window.end - window.start) <= MAX_TIME_SOURCE_WINDOW]
@@ -503,7 +503,7 @@ def _candidates(
         params["time_limit"] = TIME_CANDIDATES
         ctes.append(
             f"time AS (SELECT m.id FROM memories_memory m WHERE {scope_sql} AND ({' OR '.join(ranges)}) "
-            "AND m.embedding IS NOT NULL ORDER BY m.embedding <=> %(vector)s::vector LIMIT %(time_limit)s)"
+            "AND m.embedding IS NOT NULL ORDER BY m.embedding <=> %(vector)s::halfvec LIMIT %(time_limit)s)"
         )
         sources.append(f"SELECT id, {_SOURCE_BITS['time']} AS bit FROM time")
     if not sources:
@@ -526,8 +526,8 @@ def _candidates(
         "candidate AS (SELECT id, found FROM seed UNION ALL "
         f"SELECT DISTINCT id, {_SOURCE_BITS['neighbour']} FROM neighbour WHERE id NOT IN (SELECT id FROM seed)) "
         f"SELECT {_MEMORY_COLUMNS}, k.found, m.source_session_id, right(rtrim(m.content), 1) = '?', "
-        "coalesce(1 - (m.embedding <=> %(vector)s::vector), 0), "
-        "coalesce(1 - (m.context_embedding <=> %(vector)s::vector), 1 - (m.embedding <=> %(vector)s::vector), 0), "
+        "coalesce(1 - (m.embedding <=> %(vector)s::halfvec), 0), "
+        "coalesce(1 - (m.context_embedding <=> %(vector)s::halfvec), 1 - (m.embedding <=> %(vector)s::halfvec), 0), "
         "coalesce(length(m.search_vector), 0), "
         f"{search_bm25}, {context_bm25}, "
         "ARRAY(SELECT me.entity_id FROM memories_memoryentity me "

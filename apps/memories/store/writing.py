@@ -184,7 +184,7 @@ def memories_context_embed(*, memory_ids: Sequence[Any]) -> int:
     with connection.cursor() as cursor:
         # one statement; only where the content is still the one embedded (an edit in between recomputed it)
         cursor.execute(
-            "UPDATE memories_memory m SET context_embedding = v.embedding::vector "
+            "UPDATE memories_memory m SET context_embedding = v.embedding::halfvec "
             "FROM unnest(%s::uuid[], %s::text[], %s::text[]) AS v(id, content_hash, embedding) "
             "WHERE m.id = v.id AND m.content_hash = v.content_hash AND m.context_embedding IS NULL",
             [
@@ -252,7 +252,7 @@ def _scope_sample(*, tenant: Tenant, contact: Contact | None, dimensions: int) -
     contact_clause = "contact_id = %s" if contact is not None else "contact_id IS NULL"
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT id, memory_type, coalesce((metadata->>'polarity')::int, 0), vector_send(embedding) "
+            "SELECT id, memory_type, coalesce((metadata->>'polarity')::int, 0), vector_send(embedding::vector) "
             f"FROM memories_memory WHERE tenant_id = %s AND {contact_clause} AND valid_to IS NULL "
             "AND deleted_at IS NULL AND NOT is_compressed AND embedding IS NOT NULL "
             "ORDER BY created_at DESC LIMIT %s",
