@@ -331,8 +331,10 @@ def document_upload(request: InspectorRequest) -> HttpResponse:
         except ApplicationError as error:
             messages.error(request, error.message)
         else:
-            chunks = f"{document.chunk_count} chunk{'' if document.chunk_count == 1 else 's'}"
-            messages.success(request, f"Added “{document.title}” ({chunks}).")
+            if document.status == document.Status.FAILED:
+                messages.error(request, f"“{document.title}”: {document.status_message}")
+            else:
+                messages.success(request, f"Added “{document.title}”: the worker chunks and embeds it (Processing).")
     else:
         problems = form.errors.get("__all__") or [f"{name}: {errors[0]}" for name, errors in form.errors.items()]
         for problem in problems:

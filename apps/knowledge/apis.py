@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
@@ -20,9 +21,30 @@ from apps.tenants.models import Tenant
 
 
 class DocumentOutputSerializer(serializers.ModelSerializer):
+    status_url = serializers.SerializerMethodField(help_text="Poll it until `status` is `ready` or `failed`.")
+
     class Meta:
         model = KnowledgeDocument
-        fields = ["id", "title", "content_type", "size_bytes", "chunk_count", "created_by", "created_at"]
+        fields = [
+            "id",
+            "title",
+            "content_type",
+            "size_bytes",
+            "chunk_count",
+            "status",
+            "status_message",
+            "processed_at",
+            "status_url",
+            "created_by",
+            "created_at",
+        ]
+
+    def get_status_url(self, document: KnowledgeDocument) -> str:
+        return document_status_path(document)
+
+
+def document_status_path(document: KnowledgeDocument) -> str:
+    return reverse("knowledge-document-detail", kwargs={"document_id": document.pk})
 
 
 def _document_get(tenant: Tenant, document_id: str) -> KnowledgeDocument:
@@ -69,7 +91,10 @@ class DocumentListCreateApi(TenantAPIView):
 
     @extend_schema(
         request={"application/json": TextInputSerializer, "multipart/form-data": UploadInputSerializer},
-        responses={201: DocumentOutputSerializer},
+        responses={202: DocumentOutputSerializer},
+        description="Accepted: the document is stored `processing` and chunked and embedded by the worker; poll "
+        "`status_url` (also the `Location` header) until `status` is `ready` (searchable) or `failed` "
+        "(`status_message` says why). Search ignores documents that are not ready.",
     )
     def post(self, request: Request) -> Response:
         serializer = self.InputSerializer(data=request.data)
@@ -93,7 +118,11 @@ class DocumentListCreateApi(TenantAPIView):
             content_type=data["content_type"],
             actor=self.actor,
         )
-        return Response(DocumentOutputSerializer(document).data, status=status.HTTP_201_CREATED)
+        return Response(
+            DocumentOutputSerializer(document).data,
+            status=status.HTTP_202_ACCEPTED,
+            headers={"Location": document_status_path(document)},
+        )
 
 
 class DocumentDetailApi(TenantAPIView):

@@ -12,9 +12,19 @@ from apps.tenants.models import Tenant
 
 
 class KnowledgeDocument(UUIDModel):
-    """A tenant's knowledge-base document (text or markdown), chunked for RAG."""
+    """A tenant's knowledge-base document (text or markdown), chunked for RAG. Stored `processing` when it is
+    uploaded; the worker chunks and embeds it (`ready`, its chunks written in the same transaction) or gives up
+    (`failed`, with `status_message`). Search reads the chunks of ready documents only."""
+
+    class Status(models.TextChoices):
+        PROCESSING = "processing"
+        READY = "ready"
+        FAILED = "failed"
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="knowledge_documents")
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.PROCESSING)
+    status_message = models.CharField(max_length=500, blank=True, default="")
+    processed_at = models.DateTimeField(null=True, blank=True)
     title = models.CharField(max_length=300)
     content_type = models.CharField(max_length=40, default="text/markdown")
     content = models.TextField()

@@ -9,13 +9,15 @@ from django.db import connection
 from pgvector.django import CosineDistance
 
 from apps.core.embeddings import cache_scope, get_embedder
-from apps.knowledge.models import KnowledgeChunk
+from apps.knowledge.models import KnowledgeChunk, KnowledgeDocument
 from apps.tenants.models import Tenant
 
 CANDIDATES = 30
 # cosine blended with saturated keyword rank (chunks are long and few)
 BM25_SATURATION = 4.0
 VECTOR_SHARE = 0.5
+# a document's chunks are searched once it is ready (written with its chunks; models.KnowledgeDocument)
+READY = KnowledgeDocument.Status.READY
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,7 @@ def knowledge_search(*, tenant: Tenant, query: str, top_k: int = 5) -> list[Know
         return []
     vector = get_embedder().embed_batch([query], scopes=cache_scope(tenant_id=tenant.pk, contact_id=None))[0]
     vector_ids = list(
-        KnowledgeChunk.objects.filter(tenant=tenant, embedding__isnull=False)
+        KnowledgeChunk.objects.filter(tenant=tenant, embedding__isnull=False, document__status=READY)
         .annotate(distance=CosineDistance("embedding", vector.tolist()))
         .order_by("distance")
         .values_list("id", flat=True)[:CANDIDATES]
@@ -51,10 +53,11 @@ def knowledge_search(*, tenant: Tenant, query: str, top_k: int = 5) -> list[Know
     with connection.cursor() as cursor:
         cursor.execute(
             "WITH q AS (SELECT replace(plainto_tsquery('english', %s)::text, '&', '|') AS text) "
-            "SELECT c.id, ts_rank_cd(c.search_vector, q.text::tsquery, 1) FROM memories_knowledgechunk c, q "
-            "WHERE c.tenant_id = %s AND q.text <> '' AND c.search_vector @@ q.text::tsquery "
+            "SELECT c.id, ts_rank_cd(c.search_vector, q.text::tsquery, 1) FROM memories_knowledgechunk c "
+            "JOIN memories_knowledgedocument d ON d.id = c.document_id, q "
+            "WHERE c.tenant_id = %s AND d.status = %s AND q.text <> '' AND c.search_vector @@ q.text::tsquery "
             "ORDER BY 2 DESC LIMIT %s",
-            [query, tenant.pk, CANDIDATES],
+            [query, tenant.pk, READY, CANDIDATES],
         )
         keyword_rank = dict(cursor.fetchall())
     ids = set(vector_ids) | set(keyword_rank)

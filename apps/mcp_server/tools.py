@@ -143,6 +143,14 @@ class MemoryById(Arguments):
     memory_id: MemoryId
 
 
+class DeleteMemory(MemoryById):
+    hard: bool = Field(
+        default=False,
+        description="Also delete its history (default: its text is scrubbed at once and the history keeps who "
+        "deleted it and when).",
+    )
+
+
 class ContactById(Arguments):
     contact_id: ContactId
 
@@ -239,9 +247,9 @@ def update_memory(caller: Caller, args: UpdateMemory) -> dict[str, Any]:
     return _memory_body(caller, memory.pk)
 
 
-def delete_memory(caller: Caller, args: MemoryById) -> dict[str, Any]:
-    memory = memory_get(tenant=caller.tenant, memory_id=_uuid(args.memory_id))
-    memory_delete(memory=memory, actor=caller.actor)
+def delete_memory(caller: Caller, args: DeleteMemory) -> dict[str, Any]:
+    memory = memory_get(tenant=caller.tenant, memory_id=_uuid(args.memory_id), include_deleted=args.hard)
+    memory_delete(memory=memory, actor=caller.actor, hard=args.hard)
     return {"id": str(memory.pk), "deleted": True}
 
 
@@ -316,8 +324,9 @@ TOOLS: dict[str, Tool] = {
         ),
         Tool(
             "delete_memory",
-            "Delete one memory (it leaves retrieval at once; the deletion is recorded in its history).",
-            MemoryById,
+            "Delete one memory: it leaves retrieval at once and its text is scrubbed, the deletion recorded in its "
+            "history without the text; hard: the history goes too.",
+            DeleteMemory,
             ApiKey.SCOPE_WRITE,
             delete_memory,
             read_only=False,

@@ -207,6 +207,10 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
         "task": "apps.memories.tasks.requeue_lost_consolidations_task",
         "schedule": timedelta(minutes=1),
     },
+    "requeue-stale-documents": {
+        "task": "apps.knowledge.tasks.requeue_stale_documents_task",
+        "schedule": timedelta(minutes=5),
+    },
     "periodic-consolidation": {
         "task": "apps.memories.tasks.periodic_consolidation_task",
         "schedule": crontab(minute=0, hour="*/6"),

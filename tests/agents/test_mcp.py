@@ -318,3 +318,33 @@ def test_stdio_refuses_a_bad_key_and_stops_serving_a_revoked_one(live_tenant, te
 
     before, after = anyio.run(run)
     assert before["count"] == 0 and after == "Invalid or revoked API key."
+
+
+def test_delete_memory_scrubs_the_text_and_hard_takes_the_history(live_url, live_key, live_tenant):
+    from apps.memories.models import MemoryRevision
+
+    async def listed_fact(client: Client) -> str:
+        await client.call_tool("add_memory", {"contact_id": "ravi", "message": "My cat Quillon is a tabby"})
+        listed = structured(await client.call_tool("list_memories", {"contact_id": "ravi", "types": ["fact"]}))
+        return str(listed["results"][0]["id"])
+
+    async def soft() -> tuple[str, Any]:
+        async with http_client(live_url, live_key) as client:
+            memory_id = await listed_fact(client)
+            return memory_id, structured(await client.call_tool("delete_memory", {"memory_id": memory_id}))
+
+    memory_id, deleted = anyio.run(soft)
+    assert deleted == {"id": memory_id, "deleted": True}
+    memory = Memory.objects.get(pk=memory_id)
+    assert memory.content == "" and memory.embedding is None
+    assert not MemoryRevision.objects.filter(memory_id=memory_id, before__has_key="content").exists()
+    assert not MemoryRevision.objects.filter(memory_id=memory_id, after__has_key="content").exists()
+    assert MemoryRevision.objects.filter(memory_id=memory_id, action="deleted").exists()
+
+    async def hard() -> Any:
+        async with http_client(live_url, live_key) as client:
+            return structured(await client.call_tool("delete_memory", {"memory_id": memory_id, "hard": True}))
+
+    assert anyio.run(hard) == {"id": memory_id, "deleted": True}
+    assert not Memory.objects.filter(pk=memory_id).exists()
+    assert not MemoryRevision.objects.filter(memory_id=memory_id).exists()

@@ -97,6 +97,11 @@ def test_every_method_against_the_live_server(engram, live_tenant):
         "Returns", file=b"Returns are accepted within 30 days.", filename="r.txt", content_type="text/plain"
     )
     assert {item.id for item in engram.knowledge.list()} == {document.id, uploaded.id}
+    assert document.status == "processing" and document.chunk_count == 0  # accepted; the worker embeds it
+    ready = engram.knowledge.wait(document.id, timeout=120, interval=0.2)
+    assert (ready.status, ready.status_message) == ("ready", "") and ready.chunk_count == 1 and ready.processed_at
+    assert engram.knowledge.wait(uploaded.id, timeout=120, interval=0.2).status == "ready"
+    assert engram.knowledge.get(document.id) == ready
     assert engram.knowledge.search("when do you open?").results[0].document_id == document.id
     engram.knowledge.delete(uploaded.id)
     assert [item.id for item in engram.knowledge.list()] == [document.id]

@@ -8,6 +8,7 @@ import pytest
 from apps.context.budgets import SECTION_LIMITS, TOTAL_LIMIT, VERBATIM_TURNS
 from apps.memories.ingest.services import memory_add
 from tests.factories import ContactFactory
+from tests.knowledge.uploads import upload_processed
 
 pytestmark = pytest.mark.django_db
 
@@ -18,9 +19,7 @@ RETURNS_POLICY = (
 
 
 def _document(api, title="Returns policy", content=RETURNS_POLICY * 3):
-    response = api.post("/api/v1/knowledge/documents", {"title": title, "content": content}, format="json")
-    assert response.status_code == 201, response.content
-    return response.json()["id"]
+    return upload_processed(api, {"title": title, "content": content})["id"]
 
 
 def test_brain_context_sections_budget_and_tenant_scope(api, other_api, tenant):

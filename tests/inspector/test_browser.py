@@ -18,11 +18,13 @@ import pytest
 
 from apps.contacts.models import Contact, ContactState
 from apps.conversations.models import Conversation
+from apps.knowledge.models import KnowledgeDocument
 from apps.knowledge.services import document_create
 from apps.memories.ingest.services import IngestItem, ingest_messages, memory_add
 from apps.memories.lifecycle.processor import events_process
 from tests.factories import ApiKeyFactory, ContactFactory, MembershipFactory, TenantFactory, UserFactory
 from tests.inspector.conftest import PASSWORD, seed_contact
+from tests.knowledge.uploads import processed
 
 CHROMIUM = Path("/usr/bin/chromium")
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
@@ -104,11 +106,13 @@ def world(transactional_db):
     memory_add(
         tenant=tenant, contact=None, memory_type="preference", content="Customers prefer eggless cakes", actor="test"
     )
-    document_create(
-        tenant=tenant,
-        title="Refund policy",
-        content="# Refunds\n\nCakes can be refunded within 24 hours of delivery if they arrive damaged.",
-        actor="user:olivia",
+    processed(
+        document_create(
+            tenant=tenant,
+            title="Refund policy",
+            content="# Refunds\n\nCakes can be refunded within 24 hours of delivery if they arrive damaged.",
+            actor="user:olivia",
+        )
     )
     other = TenantFactory(name="Other Co", slug="other")
     zed = seed_contact(other, external_id="zed", display_name="Zed", texts=["I work at Wipro in Pune."], stage=None)
@@ -275,7 +279,12 @@ def test_brain_knowledge_upload_search_and_phone_layout(page, live_server, world
     page.fill("#id_title", "Delivery areas")
     page.fill("#id_content", "We deliver across Pune and Pimpri-Chinchwad between 10am and 8pm, every day.")
     page.click("button:has-text('Add to the knowledge base')")
-    expect(page.locator(".flash")).to_contain_text("Added “Delivery areas”")
+    expect(page.locator(".flash")).to_contain_text("Added “Delivery areas”: the worker chunks and embeds it")
+    row = page.locator("#documents tr", has_text="Delivery areas")
+    expect(row.locator(".badge")).to_have_text("Processing")
+    processed(KnowledgeDocument.objects.get(title="Delivery areas"))  # what the worker's task runs
+    page.reload()
+    expect(page.locator("#documents tr", has_text="Delivery areas").locator(".badge")).to_have_text("Ready")
     page.fill("#ks-h ~ form input[name=q]", "do you deliver to Pimpri?")
     page.click("#ks-h ~ form button")
     expect(page.locator("#knowledge-results li").first).to_contain_text("Delivery areas")

@@ -26,6 +26,7 @@ from apps.memories.models import ConsolidationRun, Memory, MemoryProfile, Memory
 from apps.tenants.models import Membership
 from tests.factories import ContactFactory, MembershipFactory, UserFactory
 from tests.inspector.conftest import login, seed_contact
+from tests.knowledge.uploads import processed
 
 pytestmark = pytest.mark.django_db
 
@@ -42,11 +43,13 @@ def preview_ids(html: str) -> list[str]:
 
 @pytest.fixture
 def document(tenant):
-    return document_create(
-        tenant=tenant,
-        title="Refund policy",
-        content="# Refunds\n\nCakes can be refunded within 24 hours of delivery if they arrive damaged.",
-        actor="test",
+    return processed(
+        document_create(
+            tenant=tenant,
+            title="Refund policy",
+            content="# Refunds\n\nCakes can be refunded within 24 hours of delivery if they arrive damaged.",
+            actor="test",
+        )
     )
 
 
@@ -554,13 +557,19 @@ def test_knowledge_upload_search_and_delete(owner_client, tenant):
     )
     assert response.status_code == 302
     document = KnowledgeDocument.objects.get(tenant=tenant, title="Delivery")
-    assert document.created_by == "user:olivia" and document.chunk_count == 1
+    assert document.created_by == "user:olivia" and document.status == "processing" and document.chunk_count == 0
+    brain = owner_client.get("/inspector/brain/").content.decode()
+    assert "the worker chunks and embeds it (Processing)" in brain
+    assert '<span class="badge document-processing">Processing</span>' in brain
+    assert "Processing" in owner_client.get(f"/inspector/brain/documents/{document.pk}/").content.decode()
+    assert processed(document).chunk_count == 1
+    assert '<span class="badge document-ready">Ready</span>' in owner_client.get("/inspector/brain/").content.decode()
 
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     upload = SimpleUploadedFile("faq.md", b"# FAQ\n\nEggless cakes are available on request.", "text/markdown")
     owner_client.post("/inspector/brain/documents/", {"title": "FAQ", "file": upload, "content_type": "text/markdown"})
-    assert KnowledgeDocument.objects.filter(tenant=tenant, title="FAQ").exists()
+    processed(KnowledgeDocument.objects.get(tenant=tenant, title="FAQ"))
 
     hits = owner_client.get("/inspector/brain/search/", {"q": "eggless cakes"}, HTTP_HX_REQUEST="true").content.decode()
     assert "<html" not in hits and hits.index("FAQ") < hits.index("found by")

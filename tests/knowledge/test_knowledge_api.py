@@ -5,6 +5,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from apps.core.tokens import count_tokens
 from apps.knowledge.models import KnowledgeChunk, KnowledgeDocument
+from tests.knowledge.uploads import upload_processed
 
 pytestmark = pytest.mark.django_db
 
@@ -16,9 +17,9 @@ PARAGRAPH = (
 
 def test_document_is_chunked_embedded_and_listed(api, tenant):
     content = "\n\n".join([PARAGRAPH * 4, "Short note.", PARAGRAPH * 2])
-    response = api.post("/api/v1/knowledge/documents", {"title": "Bakery FAQ", "content": content}, format="json")
-    assert response.status_code == 201, response.content
-    document = KnowledgeDocument.objects.get(pk=response.json()["id"])
+    body = upload_processed(api, {"title": "Bakery FAQ", "content": content})
+    assert body["status"] == "ready" and body["status_message"] == "" and body["processed_at"]
+    document = KnowledgeDocument.objects.get(pk=body["id"])
     chunks = list(KnowledgeChunk.objects.filter(document=document).order_by("position"))
     assert document.chunk_count == len(chunks) >= 2
     for chunk in chunks:
@@ -32,9 +33,8 @@ def test_document_is_chunked_embedded_and_listed(api, tenant):
 
 def test_upload_file_and_delete(api, other_api, tenant):
     upload = SimpleUploadedFile("faq.md", (PARAGRAPH * 3).encode(), content_type="text/markdown")
-    response = api.post("/api/v1/knowledge/documents", {"title": "FAQ", "file": upload}, format="multipart")
-    assert response.status_code == 201, response.content
-    document_id = response.json()["id"]
+    document_id = upload_processed(api, {"title": "FAQ", "file": upload}, format="multipart")["id"]
+    assert KnowledgeChunk.objects.filter(tenant=tenant).exists()
     assert other_api.delete(f"/api/v1/knowledge/documents/{document_id}").status_code == 404
     assert api.delete(f"/api/v1/knowledge/documents/{document_id}").status_code == 204
     assert not KnowledgeChunk.objects.filter(tenant=tenant).exists()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.knowledge.uploads import upload_processed
+
 pytestmark = pytest.mark.django_db
 
 RETURNS_POLICY = (
@@ -13,9 +15,7 @@ RETURNS_POLICY = (
 
 
 def _document(api, title="Returns policy", content=RETURNS_POLICY * 3):
-    response = api.post("/api/v1/knowledge/documents", {"title": title, "content": content}, format="json")
-    assert response.status_code == 201, response.content
-    return response.json()["id"]
+    return upload_processed(api, {"title": title, "content": content})["id"]
 
 
 def test_knowledge_search_finds_the_chunk_and_is_scoped_to_the_tenant(api, other_api):

@@ -236,5 +236,9 @@ def knowledge_page(*, limit: int, offset: int) -> Call[Page[KnowledgeDocument]]:
     return Call("GET", f"{API_PREFIX}/knowledge/documents", page_parser(KnowledgeDocument.from_json), params=params)
 
 
+def knowledge_get(document_id: str) -> Call[KnowledgeDocument]:
+    return Call("GET", f"{API_PREFIX}/knowledge/documents/{path_part(document_id)}", KnowledgeDocument.from_json)
+
+
 def knowledge_delete(document_id: str) -> Call[None]:
     return Call("DELETE", f"{API_PREFIX}/knowledge/documents/{path_part(document_id)}", _none)

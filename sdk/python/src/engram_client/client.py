@@ -364,7 +364,9 @@ class Knowledge:
         filename: str = "document.md",
         content_type: str = "text/markdown",
     ) -> KnowledgeDocument:
-        """Add a document to the tenant's knowledge base: its text (`content`) or a file's bytes (`file`)."""
+        """Add a document to the tenant's knowledge base: its text (`content`) or a file's bytes (`file`). The
+        server answers at once with the document `processing`; its worker chunks and embeds it, and search finds
+        it once it is `ready`: `wait(document.id)` polls until then."""
         return self._client._send(
             ops.knowledge_upload(title=title, content=content, file=file, filename=filename, content_type=content_type)
         )
@@ -374,6 +376,21 @@ class Knowledge:
 
     def list(self, *, page_size: int = 50) -> Iterator[KnowledgeDocument]:
         return self._client._pages(lambda limit, offset: ops.knowledge_page(limit=limit, offset=offset), page_size)
+
+    def get(self, document_id: str) -> KnowledgeDocument:
+        return self._client._send(ops.knowledge_get(document_id))
+
+    def wait(self, document_id: str, *, timeout: float = 300.0, interval: float = 1.0) -> KnowledgeDocument:
+        """Poll the document until it is no longer `processing`; the document, `ready` or `failed` (its
+        `status_message` says why). Raises TimeoutError after `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            document = self.get(document_id)
+            if not document.is_processing:
+                return document
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"document {document_id} still processing after {timeout} s")
+            time.sleep(interval)
 
     def delete(self, document_id: str) -> None:
         self._client._send(ops.knowledge_delete(document_id))

@@ -297,6 +297,9 @@ class Revision:
 
 @dataclass(frozen=True)
 class KnowledgeDocument:
+    """`status`: `processing` when uploaded (the server's worker chunks and embeds it), then `ready` (searchable)
+    or `failed` (`status_message` says why). `knowledge.wait(id)` polls until it is no longer processing."""
+
     id: str
     title: str
     content_type: str
@@ -304,6 +307,9 @@ class KnowledgeDocument:
     chunk_count: int
     created_by: str
     created_at: datetime | None
+    status: str = "ready"
+    status_message: str = ""
+    processed_at: datetime | None = None
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> KnowledgeDocument:
@@ -315,7 +321,14 @@ class KnowledgeDocument:
             chunk_count=int(data.get("chunk_count") or 0),
             created_by=str(data.get("created_by") or ""),
             created_at=_dt(data.get("created_at")),
+            status=str(data.get("status") or "ready"),
+            status_message=str(data.get("status_message") or ""),
+            processed_at=_dt(data.get("processed_at")),
         )
+
+    @property
+    def is_processing(self) -> bool:
+        return self.status == "processing"
 
 
 @dataclass(frozen=True)

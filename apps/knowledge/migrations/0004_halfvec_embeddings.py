@@ -7,7 +7,7 @@ from django.db import migrations
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("knowledge", "0002_content_types_moved"),
+        ("knowledge", "0003_document_status"),
         ("tenants", "0003_admin_action_permissions"),
     ]
 
