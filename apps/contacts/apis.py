@@ -17,7 +17,7 @@ from apps.contacts.services import (
     trigger_complete,
 )
 from apps.core.exceptions import NotFound
-from apps.core.fields import StrictCharField
+from apps.core.fields import IdField, StrictCharField
 from apps.core.pagination import LimitOffset
 from apps.tenants.api import TenantAPIView
 
@@ -32,7 +32,7 @@ class ContactOutputSerializer(serializers.ModelSerializer):
 
 class ContactListCreateApi(TenantAPIView):
     class InputSerializer(serializers.Serializer):
-        contact_id = StrictCharField(max_length=MAX_EXTERNAL_ID_LENGTH)
+        contact_id = IdField(max_length=MAX_EXTERNAL_ID_LENGTH)
         display_name = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
         channel = StrictCharField(max_length=50, required=False, allow_blank=True, default="")
         metadata = serializers.DictField(required=False, default=dict)

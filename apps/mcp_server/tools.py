@@ -21,6 +21,7 @@ from apps.contacts.selectors import contact_get
 from apps.contacts.services import contact_delete
 from apps.context.selectors import contact_with_state_and_profile
 from apps.context.services import context_payload
+from apps.core.fields import ID_REGEX, NOT_BLANK_REGEX
 from apps.core.moments import occurred_at_problem
 from apps.memories import scoring
 from apps.memories.ingest.services import IngestItem, ingest_messages, ingest_payload
@@ -30,8 +31,9 @@ from apps.memories.serializers import MemoryOutputSerializer
 from apps.memories.store.editing import MAX_MEMORY_CHARS, memory_delete, memory_edit
 from apps.tenants.models import ApiKey, Tenant
 
-# The limits of the REST API's serializers (docs/api.md), stated again for the tools' JSON schemas.
-ID_PATTERN = r"^[^/]+$"  # ids are parts of URLs in the REST API: no '/'
+# The limits of the REST API's serializers (docs/api.md), stated again for the tools' JSON schemas; the patterns are
+# the serializers' own (apps/core/fields.py): ids are parts of URLs in the REST API (no '/'), texts are not blank.
+ID_PATTERN = ID_REGEX
 ContactId = Annotated[
     str,
     Field(
@@ -74,6 +76,7 @@ class AddMemory(Arguments):
     message: str = Field(
         min_length=1,
         max_length=settings.ENGRAM["MAX_MESSAGE_CHARS"],
+        pattern=NOT_BLANK_REGEX,
         description="One message of the conversation, as said. Engram extracts facts, preferences and the episode.",
     )
     contact_id: OptionalContactId
@@ -105,7 +108,9 @@ class AddMemory(Arguments):
 
 
 class SearchMemory(Arguments):
-    query: str = Field(min_length=1, max_length=4000, description="What to look for, in natural language.")
+    query: str = Field(
+        min_length=1, max_length=4000, pattern=NOT_BLANK_REGEX, description="What to look for, in natural language."
+    )
     contact_id: OptionalContactId
     top_k: int = Field(default=10, ge=1, le=50, description="How many memories to return (1-50).")
     types: list[MEMORY_TYPES] = Field(default_factory=list, description="Only these memory types (default: all).")
@@ -134,7 +139,9 @@ class ListMemories(Arguments):
 
 class UpdateMemory(Arguments):
     memory_id: MemoryId
-    content: str | None = Field(default=None, min_length=1, max_length=MAX_MEMORY_CHARS, description="New text.")
+    content: str | None = Field(
+        default=None, min_length=1, max_length=MAX_MEMORY_CHARS, pattern=NOT_BLANK_REGEX, description="New text."
+    )
     importance: float | None = Field(default=None, ge=0.0, le=1.0, description="New importance, 0-1.")
     is_pinned: bool | None = Field(default=None, description="Pinned memories never decay.")
 

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
-from typing import Any
-
+from django.core.validators import RegexValidator
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -10,7 +9,7 @@ from rest_framework.response import Response
 from apps.contacts.personal_data import contact_export
 from apps.contacts.selectors import contact_get
 from apps.core.exceptions import ApplicationError
-from apps.core.fields import StrictCharField
+from apps.core.fields import AtLeastOneOf, StrictCharField
 from apps.core.pagination import LimitOffset
 from apps.memories import scoring
 from apps.memories.ingest.services import memory_add
@@ -19,6 +18,14 @@ from apps.memories.selectors import memory_get, memory_history, memory_list
 from apps.memories.serializers import MemoryOutputSerializer
 from apps.memories.store.editing import MAX_KEY_CHARS, MAX_MEMORY_CHARS, memory_delete, memory_edit, memory_put
 from apps.tenants.api import TenantAPIView
+
+_TYPE_NAMES = "|".join(scoring.ACCEPTED_MEMORY_TYPES)
+# what `validate_type` reads: names separated by commas, blanks around them and empty items ignored
+MEMORY_TYPE_LIST = RegexValidator(
+    rf"^\s*(?:(?:{_TYPE_NAMES})\s*)?(?:,\s*(?:(?:{_TYPE_NAMES})\s*)?)*\Z",
+    message=f"Unknown memory type: a comma-separated list of {', '.join(scoring.ACCEPTED_MEMORY_TYPES)}.",
+    code="invalid_type",
+)
 
 
 class RevisionOutputSerializer(serializers.ModelSerializer):
@@ -33,7 +40,13 @@ class MemoryListCreateApi(TenantAPIView):
     class FilterSerializer(serializers.Serializer):
         contact_id = StrictCharField(max_length=255, required=False)
         scope = serializers.ChoiceField(choices=["all", "tenant", "contact"], required=False, default="all")
-        type = StrictCharField(required=False, default="")
+        type = StrictCharField(
+            required=False,
+            allow_blank=True,
+            default="",
+            validators=[MEMORY_TYPE_LIST],
+            help_text="Comma-separated memory types (seed types accepted).",
+        )
         entity = StrictCharField(max_length=250, required=False, default="")
         q = StrictCharField(max_length=500, required=False, default="")
         include_superseded = serializers.BooleanField(required=False, default=False)
@@ -132,15 +145,12 @@ class MemoryListCreateApi(TenantAPIView):
 
 
 class MemoryDetailApi(TenantAPIView):
-    class UpdateSerializer(serializers.Serializer):
+    class UpdateSerializer(AtLeastOneOf):
+        at_least_one_of = ("content", "importance", "is_pinned")
+
         content = StrictCharField(max_length=MAX_MEMORY_CHARS, required=False)
         importance = serializers.FloatField(min_value=0.0, max_value=1.0, required=False)
         is_pinned = serializers.BooleanField(required=False)
-
-        def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-            if not attrs:
-                raise serializers.ValidationError("Send at least one of content, importance, is_pinned.")
-            return attrs
 
     @extend_schema(responses=MemoryOutputSerializer)
     def get(self, request: Request, memory_id: str) -> Response:

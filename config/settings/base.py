@@ -165,7 +165,20 @@ CONTENT_SECURITY_POLICY = "; ".join(
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Engram API",
-    "DESCRIPTION": "Durable, relevant memory for AI agents: ingest messages, get assembled context.",
+    "DESCRIPTION": (
+        "Durable, relevant memory for AI agents: ingest messages, get assembled context.\n\n"
+        "Each field states the rules the server checks: lengths, ranges, enums, patterns (a `\\S` pattern: not "
+        "blank, whitespace as Python's `str.isspace()`; ids: no `/`, they are parts of URLs), required fields and "
+        "required combinations (`anyOf`). Rules OpenAPI 3.0 cannot state:\n\n"
+        "- every string, object key and query parameter is refused with 400 `invalid_text` when it holds NUL "
+        "(`\\u0000`) or an unpaired surrogate (PostgreSQL stores neither);\n"
+        "- an uploaded document must be text in some charset (415 otherwise) and at most 2 MB (413); a request "
+        "body at most 3 MB (413);\n"
+        "- an id that names nothing of the key's tenant is 404; a duplicate `contact_id`, a `message_id` sent for "
+        "another conversation, a conversation of another contact are 409;\n"
+        "- each key has a rate limit (429 with `Retry-After`).\n\n"
+        'Errors: `{"error": {"code", "message", "details"}}` (docs/api.md).'
+    ),
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SCHEMA_PATH_PREFIX": "/api/v1",

@@ -13,7 +13,7 @@ from rest_framework.response import Response
 
 from apps.contacts.selectors import contact_get
 from apps.conversations.models import Message
-from apps.core.fields import StrictCharField
+from apps.core.fields import IdField, StrictCharField
 from apps.core.moments import occurred_at_problem
 from apps.core.timing import Stopwatch, phase, stopwatch
 from apps.memories.ingest.services import IngestItem, ingest_messages, ingest_payload, observation_record
@@ -27,32 +27,25 @@ MAX_BATCH = settings.ENGRAM["MAX_BATCH_MESSAGES"]
 
 class IngestMessageSerializer(serializers.Serializer):
     # omitted or null: the tenant's own conversation with its AI (owner, assistant, tool turns): the brain
-    contact_id = StrictCharField(max_length=255, required=False, allow_null=True, default=None)
-    conversation_id = StrictCharField(max_length=255)
-    message = StrictCharField(max_length=MAX_MESSAGE_CHARS, trim_whitespace=False)
+    contact_id = IdField(required=False, allow_null=True, default=None)
+    conversation_id = IdField()
+    message = StrictCharField(max_length=MAX_MESSAGE_CHARS, trim_whitespace=False)  # not blank: NOT_BLANK
     role = serializers.ChoiceField(choices=Message.ROLES)
     message_id = StrictCharField(max_length=255, required=False, allow_null=True)
     speaker = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
-    occurred_at = serializers.DateTimeField(required=False, allow_null=True)
+    occurred_at = serializers.DateTimeField(
+        required=False,
+        allow_null=True,
+        help_text="From 1970-01-01T00:00:00Z to one day ahead of now, else 400 (a range of date-times OpenAPI 3.0 "
+        "cannot state).",
+    )
     channel = StrictCharField(max_length=50, required=False, allow_blank=True, default="")
     display_name = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
     metadata = serializers.DictField(required=False, default=dict)
 
-    def validate_contact_id(self, value: str | None) -> str | None:
-        if value is not None and "/" in value:
-            raise serializers.ValidationError("'/' is not allowed (ids are part of URLs).")
-        return value
-
-    validate_conversation_id = validate_contact_id
-
     def validate_occurred_at(self, value: datetime | None) -> datetime | None:
         if value is not None and (problem := occurred_at_problem(value)):
             raise serializers.ValidationError(problem)
-        return value
-
-    def validate_message(self, value: str) -> str:
-        if not value.strip():
-            raise serializers.ValidationError("This field may not be blank.")
         return value
 
     def to_item(self) -> IngestItem:
@@ -81,7 +74,9 @@ class IngestBatchApi(TenantAPIView):
     heavy_post = True
 
     class InputSerializer(serializers.Serializer):
-        messages = serializers.ListField(child=IngestMessageSerializer(), allow_empty=False, max_length=MAX_BATCH)
+        messages = serializers.ListField(
+            child=IngestMessageSerializer(), allow_empty=False, min_length=1, max_length=MAX_BATCH
+        )
 
     @extend_schema(request=InputSerializer, responses={202: dict})
     def post(self, request: Request) -> Response:
