@@ -6,6 +6,7 @@ from celery import Celery
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
 
-app = Celery("engram")
+# every task runs bound as it declares: its tenant, maintenance or none (apps/core/tenancy.py)
+app = Celery("engram", task_cls="apps.core.task_base:TenantBoundTask")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()

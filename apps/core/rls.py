@@ -1,7 +1,8 @@
 """Migration operations for row-level security (apps/core/tenancy.py explains the scheme).
 
 Every policy applies one rule: a row is visible, and may be written, when the session's `app.tenant_id` is
-its tenant, or is `all`. Two things shape how it is written:
+its tenant, or is `all` and the session's role owns the tables (the maintenance role; never the app role).
+Two things shape how it is written:
 - the setting is read in scalar subqueries, which PostgreSQL evaluates once per statement (InitPlans):
   written as a per-row expression it cost ~1 µs a row (a 20,000-row scope aggregate: 25 ms instead of 5 ms);
 - the planner multiplies the policy's estimated selectivity into every query's row estimates. Written as
@@ -26,7 +27,24 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
 $$;
 """
 
-NOT_ALL_TENANTS = "(SELECT (current_setting('app.tenant_id', true) = 'all')::int) = 0"
+# the form of the migrations before issue 32: `all` took effect for any role that set it
+NOT_ALL_TENANTS_V1 = "(SELECT (current_setting('app.tenant_id', true) = 'all')::int) = 0"
+TENANT_VISIBLE_V1 = f"NOT ({NOT_ALL_TENANTS_V1} AND tenant_id <> (SELECT app_tenant_id()))"
+
+# `all` takes effect only for a member of the role that owns the tables (the one that ran the migrations: the
+# maintenance role, docs/architecture.md "Roles"). The app role may set it; it then sees what `none` sees. Still
+# one integer equality in an InitPlan, so estimated and evaluated as before
+# (tests/core/test_row_level_security_plans.py).
+APP_ALL_TENANTS_FUNCTION = """
+CREATE OR REPLACE FUNCTION app_all_tenants() RETURNS boolean
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT current_setting('app.tenant_id', true) = 'all'
+        AND pg_has_role(
+            current_user, (SELECT relowner FROM pg_class WHERE oid = 'django_migrations'::regclass), 'MEMBER'
+        )
+$$;
+"""
+NOT_ALL_TENANTS = "(SELECT app_all_tenants()::int) = 0"
 TENANT_VISIBLE = f"NOT ({NOT_ALL_TENANTS} AND tenant_id <> (SELECT app_tenant_id()))"
 
 POLICY = "tenant_isolation"

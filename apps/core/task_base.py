@@ -1,4 +1,8 @@
-"""The base of the tasks acknowledged late: a message is delivered again when its worker dies mid-task
+"""The base of every task (`TenantBoundTask`: the Celery app's task class) runs it bound as it declares
+(row-level security, apps/core/tenancy.py) — inside the call, after Celery's Django fixup has closed or
+replaced the connection at the task's start (a binding made in `task_prerun` was lost with it).
+
+The base of the tasks acknowledged late: a message is delivered again when its worker dies mid-task
 (`acks_late`, `reject_on_worker_lost`), so nothing is lost — but a task that kills its worker every time
 (a poison message) would be delivered forever. Deliveries are counted per task id in Redis; past
 MAX_DELIVERIES the task is logged and dropped (acknowledged without running)."""
@@ -11,6 +15,7 @@ from typing import Any
 from celery import Task
 
 from apps.core.redis import RedisError, get_redis
+from apps.core.tenancy import task_binding
 
 logger = logging.getLogger(__name__)
 
@@ -22,7 +27,13 @@ def deliveries_key(task_id: str) -> str:
     return f"engram:task:deliveries:{task_id}"
 
 
-class DeliveryCappedTask(Task):
+class TenantBoundTask(Task):  # type: ignore[misc]
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        with task_binding(self, kwargs):
+            return super().__call__(*args, **kwargs)
+
+
+class DeliveryCappedTask(TenantBoundTask):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         task_id = getattr(self.request, "id", None)
         if task_id:

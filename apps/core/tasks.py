@@ -1,15 +1,11 @@
 from celery import shared_task
-from celery.signals import task_postrun, task_prerun, worker_ready
+from celery.signals import worker_ready
 
 from apps.core.health import worker_heartbeat_record
-from apps.core.tenancy import bind_task_tenant, unbind_task_tenant
-
-# row-level security: a task given a tenant_id runs bound to that tenant (apps/core/tenancy.py)
-task_prerun.connect(bind_task_tenant, weak=False)
-task_postrun.connect(unbind_task_tenant, weak=False)
+from apps.core.tenancy import NO_TENANT
 
 
-@shared_task(name="apps.core.tasks.heartbeat_task", ignore_result=True)
+@shared_task(name="apps.core.tasks.heartbeat_task", ignore_result=True, tenancy=NO_TENANT)
 def heartbeat_task() -> None:
     worker_heartbeat_record()
 

@@ -1,19 +1,24 @@
 """Tenant isolation enforced by PostgreSQL: row-level security keyed by the session setting `app.tenant_id`.
 
-Every tenant-owned table has a policy (apps/core/migrations/0004_row_level_security.py) that shows and
-accepts a row only when `app.tenant_id` names the row's tenant, or is `all` (operators, periodic jobs,
-management commands). Anything else, `none` included, shows nothing. The application role is neither a
-superuser nor BYPASSRLS, and the tables FORCE row-level security (so it applies to their owner too): a query
+Every tenant-owned table has a policy (apps/core/rls.py) that shows and accepts a row only when `app.tenant_id`
+names the row's tenant, or is `all` and the session's role owns the tables (the maintenance role: migrate,
+manage.py's commands, maintenance tasks, the admin). Anything else, `none` included, shows nothing — and so does
+`all` set by the app role, which the web and the worker log in as: data-only grants, owning nothing, so it can
+neither alter nor disable the policies, which are FORCEd on the owner too (docs/architecture.md, "Roles"). A query
 that forgets its tenant filter, raw SQL included, still sees one tenant only.
 
 Who sets it:
-- a connection starts at `ENGRAM_TENANT_SCOPE_DEFAULT` (settings; `all` unless set — the worker and
-  commands; `make run` starts the web processes at `none`);
+- a connection starts at `ENGRAM_TENANT_SCOPE_DEFAULT` (settings; `none` unless set, in every process; manage.py
+  sets `all` for the operator's commands — migrate, seed_demo, bench_*, run_consolidation — and `none` for the
+  ones that serve tenants, runserver and mcp_stdio);
 - every web request starts at `none` (`TenantScopeMiddleware`) and returns to the connection's default when it
   ends; an API key (`ApiKeyAuthentication`) or the inspector's resolved tenant binds it to that tenant; the
-  admin binds staff to `all`;
-- a Celery task given a `tenant_id` runs bound to it (`bind_task_tenant`), and the tasks that find their
-  tenant from a row bind it once they have it (`tenant_scope`).
+  admin runs staff's requests in `maintenance_scope()` (the maintenance login, at `all`);
+- every Celery task declares how it binds (`tenancy=` on the task, `TASK_TENANCIES`): `tenant` tasks run bound
+  to their `tenant_id` argument; `maintenance` tasks (sweeps across tenants, jobs given row ids) run across
+  tenants (`maintenance_scope`); `none` tasks touch no tenant's rows (the heartbeat, the fan-out that reads the
+  tenant list and queues one `tenant` task each). A task that declares nothing runs bound to none: it sees
+  nothing (tests/core/test_row_level_security.py checks every registered task declares one).
 
 The value is a session setting, not `SET LOCAL`: requests run in autocommit, so a transaction-local value
 would end with the first statement. A setting changed inside a transaction that rolls back reverts to what it
@@ -37,7 +42,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
 
-from django.db import DatabaseError, connection
+from django.conf import settings
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections
 
 SETTING = "app.tenant_id"
 ALL = "all"
@@ -136,27 +142,75 @@ class TenantScopeMiddleware:
     def __call__(self, request: Any) -> Any:
         try:
             tenant_bind(NONE)
-            if request.path.startswith("/admin/") and request.user.is_active and request.user.is_staff:
-                tenant_bind(ALL)  # operators; what each may change is the admin's own permission system
+            operator = request.path.startswith("/admin/") and request.user.is_active and request.user.is_staff
         except DatabaseError:
             # the database is down: the request meets the same error where it reads, and answers 503 there;
-            # a connection opened afresh starts at the web's default (`none` under `make run`)
-            pass
+            # a connection opened afresh starts at the web's default (`none`)
+            operator = False
         try:
+            if operator:  # every tenant, as maintenance; what each may change is the admin's own permission system
+                with maintenance_scope():
+                    return self.get_response(request)
             return self.get_response(request)
         finally:
             with suppress(DatabaseError):  # a broken connection is closed and replaced, binding and all
                 tenant_reset()
 
 
-def bind_task_tenant(sender: Any = None, kwargs: dict[str, Any] | None = None, **_: Any) -> None:
-    """`task_prerun`: a task given `tenant_id` runs bound to that tenant."""
-    tenant_id = (kwargs or {}).get("tenant_id")
-    if tenant_id:
-        tenant_bind(tenant_id)
+MAINTENANCE_ALIAS = "maintenance"  # settings.DATABASES: the login of the role that owns the tables
 
 
-def unbind_task_tenant(sender: Any = None, kwargs: dict[str, Any] | None = None, **_: Any) -> None:
-    """`task_postrun`: back to the worker's default (`all`)."""
-    if (kwargs or {}).get("tenant_id"):
-        tenant_reset()
+def _is_maintenance_login(alias: str) -> bool:
+    if MAINTENANCE_ALIAS not in settings.DATABASES:
+        return True  # one login: nothing to switch to
+    # the same role is the same login (the test process's `default` is the owner's, on the test database)
+    return bool(settings.DATABASES[alias].get("USER") == settings.DATABASES[MAINTENANCE_ALIAS].get("USER"))
+
+
+@contextmanager
+def maintenance_scope() -> Iterator[None]:
+    """Run a block across tenants, as maintenance (sweeps, jobs given row ids, the admin for staff). `all` takes
+    effect only for the role that owns the tables (apps/core/rls.py): a process logged in as the app role (web,
+    worker) has this thread's default connection switched to the `maintenance` login for the block — the ORM and
+    raw SQL alike (`django.db.connection` reads `connections["default"]`) — and back afterwards. The previous
+    binding is restored afterwards."""
+    if _is_maintenance_login(DEFAULT_DB_ALIAS) or connections[DEFAULT_DB_ALIAS].in_atomic_block:
+        with tenant_scope(ALL):  # already the owner's login (manage.py's commands, the tests' process)
+            yield
+        return
+    app = connections[DEFAULT_DB_ALIAS]
+    connections[DEFAULT_DB_ALIAS] = connections[MAINTENANCE_ALIAS]
+    try:
+        with tenant_scope(ALL):
+            yield
+    finally:
+        connections[DEFAULT_DB_ALIAS] = app
+
+
+# How a Celery task binds (the `tenancy` attribute its decorator sets: `@shared_task(..., tenancy=TENANT)`)
+TENANT = "tenant"  # bound to its `tenant_id` argument
+MAINTENANCE = "maintenance"  # across tenants (maintenance_scope)
+NO_TENANT = "none"  # touches no tenant's rows
+TASK_TENANCIES = (TENANT, MAINTENANCE, NO_TENANT)
+
+
+def task_tenancy(task: Any) -> str:
+    """What a task declared (`none` when it declared nothing: it then sees nothing)."""
+    declared = getattr(task, "tenancy", NO_TENANT)
+    return declared if declared in TASK_TENANCIES else NO_TENANT
+
+
+@contextmanager
+def task_binding(task: Any, kwargs: dict[str, Any]) -> Iterator[None]:
+    """How a task runs (apps/core/task_base.py `TenantBoundTask`): a `tenant` task bound to its `tenant_id`, a
+    `maintenance` task across tenants, any other at the worker's default (`none`); the binding before is restored
+    afterwards."""
+    tenancy = task_tenancy(task)
+    if tenancy == TENANT:
+        with tenant_scope(kwargs.get("tenant_id") or NONE):
+            yield
+    elif tenancy == MAINTENANCE:
+        with maintenance_scope():
+            yield
+    else:
+        yield

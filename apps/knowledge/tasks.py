@@ -9,6 +9,7 @@ from celery import Task, shared_task
 from apps.core.embeddings import EmbedderUnavailable
 from apps.core.exceptions import ApplicationError
 from apps.core.task_base import DeliveryCappedTask
+from apps.core.tenancy import MAINTENANCE, TENANT
 from apps.knowledge.models import KnowledgeDocument
 from apps.knowledge.services import (
     DOCUMENT_PROCESS,
@@ -25,7 +26,9 @@ EMBEDDER_RETRIES = 2
 EMBEDDER_RETRY_SECONDS = 60
 
 
-@shared_task(name=DOCUMENT_PROCESS, bind=True, acks_late=True, base=DeliveryCappedTask, ignore_result=True)
+@shared_task(
+    name=DOCUMENT_PROCESS, tenancy=TENANT, bind=True, acks_late=True, base=DeliveryCappedTask, ignore_result=True
+)
 def document_process_task(self: Task, *, tenant_id: str, document_id: str) -> str:
     """Runs bound to `tenant_id` (row-level security). The embedder down: retried twice, a minute apart, then
     the document fails with the embedder's public message; a document without text fails at once."""
@@ -47,6 +50,6 @@ def document_process_task(self: Task, *, tenant_id: str, document_id: str) -> st
     return document.status
 
 
-@shared_task(name=REQUEUE_STALE_DOCUMENTS, ignore_result=True)
+@shared_task(name=REQUEUE_STALE_DOCUMENTS, tenancy=MAINTENANCE, ignore_result=True)  # a sweep across tenants
 def requeue_stale_documents_task() -> int:
     return documents_requeue_stale()

@@ -89,9 +89,10 @@ def database_config(url: str) -> dict[str, Any]:
     timeout_ms = env.int("ENGRAM_STATEMENT_TIMEOUT_MS", default=0)
     if timeout_ms > 0:
         hnsw += f" -c statement_timeout={timeout_ms}"
-    # row-level security: where a connection's tenant binding starts (apps/core/tenancy.py). `all` for the
-    # worker and commands; `make run` starts its web processes at `none`, and requests bind their tenant.
-    scope = env.str("ENGRAM_TENANT_SCOPE_DEFAULT", default="all")
+    # row-level security: where a connection's tenant binding starts (apps/core/tenancy.py). `none` in every
+    # process unless asked otherwise: requests bind their key's tenant, tasks theirs (or run as maintenance);
+    # manage.py, the operator's tool, asks for `all` (its commands: migrate, seed_demo, bench_*, ...).
+    scope = env.str("ENGRAM_TENANT_SCOPE_DEFAULT", default="none")
     if scope not in ("all", "none"):
         raise ImproperlyConfigured("ENGRAM_TENANT_SCOPE_DEFAULT must be 'all' or 'none'")
     hnsw += f" -c app.tenant_id={scope}"
@@ -99,6 +100,18 @@ def database_config(url: str) -> dict[str, Any]:
     config["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=60)
     config["CONN_HEALTH_CHECKS"] = True
     return config
+
+
+def databases(app_url: str, maintenance_url: str) -> dict[str, dict[str, Any]]:
+    """Two logins to one database (docs/architecture.md, "Roles"): `default` is the app role (web, worker, beat,
+    mcp_stdio: data only, its `all` has no effect), `maintenance` the role that owns the tables, which
+    `maintenance_scope()` switches to (maintenance tasks, the admin for staff; apps/core/tenancy.py). A process of
+    the operator's (manage.py's commands: ENGRAM_DATABASE_LOGIN=maintenance) has the owner as its `default` too."""
+    login = env.str("ENGRAM_DATABASE_LOGIN", default="app")
+    if login not in ("app", "maintenance"):
+        raise ImproperlyConfigured("ENGRAM_DATABASE_LOGIN must be 'app' or 'maintenance'")
+    default = database_config(maintenance_url if login == "maintenance" else app_url)
+    return {"default": default, "maintenance": database_config(maintenance_url)}
 
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

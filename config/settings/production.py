@@ -1,14 +1,16 @@
 """Production: external PostgreSQL (with pgvector) and Redis. No defaults for secrets: start-up fails without them."""
 
 from config.settings.base import *  # noqa: F403
-from config.settings.base import database_config, env
+from config.settings.base import databases, env
 
 DEBUG = False
 IS_PRODUCTION = True  # seed_demo refuses to run (it creates users with known passwords)
 SECRET_KEY = env.str("DJANGO_SECRET_KEY")
-DATABASE_URL = env.str("DATABASE_URL")
+DATABASE_URL = env.str("DATABASE_URL")  # the app role: data-only grants (docs/architecture.md, "Roles")
+# the role that owns the tables (migrate, commands, maintenance tasks, the admin); unset: DATABASE_URL's, one role
+DATABASE_MAINTENANCE_URL = env.str("DATABASE_MAINTENANCE_URL", default="") or DATABASE_URL
 REDIS_URL = env.str("REDIS_URL")
-DATABASES = {"default": database_config(DATABASE_URL)}
+DATABASES = databases(DATABASE_URL, DATABASE_MAINTENANCE_URL)
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
 CELERY_BROKER_URL = REDIS_URL
 

@@ -3,11 +3,14 @@ tenant filter — ORM or raw SQL — still sees one tenant only, and cannot writ
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
+import environ
 import psycopg
 import pytest
 from django.apps import apps
+from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.http import JsonResponse
 from django.test import override_settings
@@ -17,7 +20,18 @@ from rest_framework.decorators import api_view
 
 from apps.core.checks import row_level_security_problems
 from apps.core.rows import bound_cursor
-from apps.core.tenancy import ALL, NONE, tenant_bind, tenant_bound, tenant_scope
+from apps.core.tenancy import (
+    ALL,
+    MAINTENANCE,
+    NO_TENANT,
+    NONE,
+    TASK_TENANCIES,
+    TENANT,
+    task_binding,
+    tenant_bind,
+    tenant_bound,
+    tenant_scope,
+)
 from apps.entities.models import Entity
 from apps.inspector.permissions import inspector_view
 from apps.memories.models import Memory, MemoryEntity
@@ -87,6 +101,13 @@ def test_a_statement_prepared_under_one_tenant_sees_only_the_next_tenant_it_runs
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE '%%FROM memories_memory%%'")
         assert cursor.fetchone()[0] >= 1  # it was prepared, so the reuse above is what the test proves
+
+
+def test_an_app_role_that_owns_the_tables_is_reported_by_the_system_check(settings):
+    assert row_level_security_problems(connection) == []
+    owner = connection.settings_dict["USER"]  # the test process logs in as the tables' owner
+    settings.DATABASE_URL = f"postgres://{owner}@localhost/engram"  # as if the app role were it: one role for both
+    assert [problem.id for problem in row_level_security_problems(connection)] == ["engram.W012"]
 
 
 def test_a_superuser_connection_is_reported_by_the_system_check():
@@ -271,3 +292,164 @@ def test_a_request_binds_no_tenant_without_a_round_trip_when_the_connection_is_u
     with CaptureQueriesContext(connection) as queries:
         assert client.get("/anonymous").json() == {"memories": 0, "bound": NONE}
     assert _binding_kinds(queries.captured_queries) == ["set", "read"]
+
+
+def test_every_registered_task_declares_how_it_binds_a_tenant():
+    """A task runs bound to its `tenant_id`, across tenants as maintenance, or touches no tenant's rows: each says
+    which (apps/core/tenancy.py). One that declares nothing runs bound to none and sees nothing: this fails first."""
+    import inspect
+
+    from config.celery_app import app as celery_app
+
+    celery_app.loader.import_default_modules()
+    ours = {name: task for name, task in celery_app.tasks.items() if name.startswith("apps.")}
+    assert len(ours) >= 14
+    undeclared = [name for name, task in ours.items() if getattr(task, "tenancy", None) not in TASK_TENANCIES]
+    assert undeclared == []
+    without_argument = [
+        name
+        for name, task in ours.items()
+        if task.tenancy == TENANT and "tenant_id" not in inspect.signature(task.run).parameters
+    ]
+    assert without_argument == []
+
+
+@pytest.mark.parametrize(
+    ("tenancy", "expected"), [(TENANT, "mine"), (MAINTENANCE, ALL), (NO_TENANT, NONE), (None, NONE)]
+)
+def test_a_task_runs_bound_as_it_declares(two_tenants, tenancy, expected):
+    """How every task runs for each declaration (a task declaring nothing: bound to none)."""
+    mine, _ = two_tenants
+
+    class Task:
+        pass
+
+    task = Task()
+    if tenancy is not None:
+        task.tenancy = tenancy  # type: ignore[attr-defined]
+    with tenant_scope(NONE):
+        with task_binding(task, {"tenant_id": str(mine.pk)}):
+            assert tenant_bound() == (str(mine.pk) if expected == "mine" else expected)
+        assert tenant_bound() == NONE
+
+
+@pytest.mark.parametrize("module", ["config.settings.local", "config.settings.test", "config.settings.production"])
+def test_every_settings_module_starts_connections_bound_to_no_tenant(module):
+    """Loaded in a fresh process without ENGRAM_TENANT_SCOPE_DEFAULT: the connection's start-up binding is none."""
+    import os
+    import subprocess
+    import sys
+
+    environment = {key: value for key, value in os.environ.items() if key != "ENGRAM_TENANT_SCOPE_DEFAULT"}
+    environment |= {
+        "DJANGO_SETTINGS_MODULE": module,
+        "DJANGO_SECRET_KEY": "x" * 50,
+        "DJANGO_ALLOWED_HOSTS": "engram.example.com",
+        "DATABASE_URL": os.environ.get("DATABASE_URL") or "postgres://engram@db.internal:5432/engram",
+        "REDIS_URL": os.environ.get("REDIS_URL") or "redis://127.0.0.1:1/0",
+    }
+    script = "from django.conf import settings; print(settings.DATABASES['default']['OPTIONS']['options'])"
+    result = subprocess.run(
+        [sys.executable, "-c", f"import django; django.setup(); {script}"],
+        env=environment,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    assert "-c app.tenant_id=none" in result.stdout, result.stdout + result.stderr
+
+
+# --- the app role behind the wall: data only, `all` without effect, no DDL (docs/architecture.md, "Roles") ---
+
+
+def _as_app_role() -> psycopg.Connection[Any]:
+    """A connection as the web and the worker log in: the app role (the test process is the tables' owner)."""
+    params = connection.settings_dict
+    user = environ.Env.db_url_config(settings.DATABASE_URL)["USER"]
+    assert user != params["USER"], "the test process must not be the app role"
+    return psycopg.connect(
+        host=params["HOST"],
+        port=params.get("PORT") or None,
+        dbname=params["NAME"],
+        user=user,
+        password=environ.Env.db_url_config(settings.DATABASE_URL).get("PASSWORD") or None,
+        autocommit=True,
+    )
+
+
+@pytest.mark.django_db(transaction=True)  # another connection reads the rows
+def test_the_app_role_cannot_widen_its_binding_to_every_tenant(two_tenants):
+    mine, _ = two_tenants
+    assert _count("memories_memory") > Memory.objects.filter(tenant=mine).count() > 0  # the owner at `all`
+    with _as_app_role() as app:
+        assert app.execute("SELECT count(*) FROM memories_memory").fetchone()[0] == 0  # unbound
+        app.execute("SET app.tenant_id = 'all'")  # it may set it...
+        assert app.execute("SELECT count(*) FROM memories_memory").fetchone()[0] == 0  # ...to no effect
+        assert app.execute("SELECT count(*) FROM contacts_contact").fetchone()[0] == 0
+        app.execute("SELECT set_config('app.tenant_id', %s, false)", [str(mine.pk)])
+        assert app.execute("SELECT count(DISTINCT tenant_id) FROM memories_memory").fetchone()[0] == 1
+
+
+def test_the_app_role_owns_nothing_and_holds_data_privileges_only():
+    with _as_app_role() as app:
+        owned = app.execute(
+            "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = 'public' AND c.relowner = (SELECT oid FROM pg_roles WHERE rolname = current_user)"
+        ).fetchall()
+        assert owned == []
+        tables = [row[0] for row in app.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")]
+        assert len(tables) > 20
+        for table in tables:
+            granted = {
+                privilege
+                for privilege in ("SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE", "REFERENCES", "TRIGGER")
+                if app.execute("SELECT has_table_privilege(%s, %s)", [table, privilege]).fetchone()[0]
+            }
+            assert granted == {"SELECT", "INSERT", "UPDATE", "DELETE"}, table
+        role = app.execute(
+            "SELECT rolsuper, rolbypassrls, rolcreaterole, rolcreatedb FROM pg_roles WHERE rolname = current_user"
+        ).fetchone()
+        assert role == (False, False, False, False)
+        assert not app.execute("SELECT has_schema_privilege('public', 'CREATE')").fetchone()[0]
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "ALTER TABLE memories_memory DISABLE ROW LEVEL SECURITY",
+        "ALTER TABLE memories_memory NO FORCE ROW LEVEL SECURITY",
+        "ALTER POLICY tenant_isolation ON memories_memory USING (true)",
+        "DROP POLICY tenant_isolation ON memories_memory",
+        "CREATE POLICY open ON memories_memory USING (true)",
+        "DROP TABLE memories_memory",
+        "TRUNCATE memories_memory",
+        "ALTER TABLE memories_memory OWNER TO CURRENT_USER",
+        "CREATE TABLE planted (id int)",
+        "CREATE OR REPLACE FUNCTION app_all_tenants() RETURNS boolean LANGUAGE sql AS 'SELECT true'",
+        "SET ROLE engram_owner",
+    ],
+)
+@pytest.mark.django_db(transaction=True)
+def test_the_app_role_can_neither_alter_drop_nor_disable_row_level_security(statement):
+    with _as_app_role() as app, pytest.raises(psycopg.errors.InsufficientPrivilege):
+        app.execute(statement)
+
+
+@pytest.mark.skipif(bool(os.environ.get("DATABASE_URL")), reason="an external server's authentication is its own")
+@pytest.mark.django_db(transaction=True)
+def test_the_embedded_socket_trusts_no_one_and_refuses_a_role_it_does_not_map():
+    """pgserver's initdb trusted every local user as any role; the socket now takes this OS user only, as the roles
+    config/embedded.py maps it to (peer authentication)."""
+    params = connection.settings_dict
+    superuser = f"host={params['HOST']} dbname={params['NAME']} user=postgres"
+    with psycopg.connect(superuser, autocommit=True) as admin:
+        methods = {row[0] for row in admin.execute("SELECT auth_method FROM pg_hba_file_rules")}
+        assert methods == {"peer"}
+        admin.execute("DROP ROLE IF EXISTS intruder")
+        admin.execute("CREATE ROLE intruder LOGIN PASSWORD 'known' SUPERUSER")
+        try:
+            with pytest.raises(psycopg.OperationalError, match="authentication failed"):
+                psycopg.connect(f"host={params['HOST']} dbname={params['NAME']} user=intruder password=known")
+        finally:
+            admin.execute("DROP ROLE intruder")

@@ -1,6 +1,6 @@
 from django.db import migrations
 
-from apps.core.rls import row_level_security
+from apps.core.rls import TENANT_VISIBLE_V1, row_level_security
 
 TABLES = [
     "contacts_contact",
@@ -16,4 +16,4 @@ TABLES = [
 class Migration(migrations.Migration):
     dependencies = [("contacts", "0004_erasure_record"), ("core", "0003_row_level_security")]
 
-    operations = [row_level_security(table) for table in TABLES]
+    operations = [row_level_security(table, using=TENANT_VISIBLE_V1) for table in TABLES]

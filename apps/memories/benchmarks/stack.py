@@ -144,6 +144,10 @@ def running_stack(
     env = {
         **os.environ,
         "DATABASE_URL": database_url or settings.DATABASE_URL,
+        # the role that owns the tables: runstack migrates as it, and the worker's maintenance work logs in as it
+        "DATABASE_MAINTENANCE_URL": os.environ.get("DATABASE_MAINTENANCE_URL", "")
+        if database_url
+        else settings.DATABASE_MAINTENANCE_URL,
         "REDIS_URL": settings.REDIS_URL,
         "DJANGO_SETTINGS_MODULE": settings_module or os.environ.get("DJANGO_SETTINGS_MODULE", "config.settings.local"),
         "PYTHONUNBUFFERED": "1",

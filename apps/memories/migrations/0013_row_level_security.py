@@ -1,6 +1,6 @@
 from django.db import migrations
 
-from apps.core.rls import NOT_ALL_TENANTS, row_level_security
+from apps.core.rls import NOT_ALL_TENANTS_V1, TENANT_VISIBLE_V1, row_level_security
 
 TABLES = [
     "memories_memory",
@@ -15,7 +15,7 @@ TABLES = [
 
 # the memory <-> entity link has no tenant column: a link is visible when its memory is (the subquery is
 # itself held to memories_memory's policy)
-MEMORY_LINK_VISIBLE = f"NOT ({NOT_ALL_TENANTS} AND NOT EXISTS (SELECT 1 FROM memories_memory m WHERE m.id = memory_id))"
+MEMORY_LINK_VISIBLE = f"NOT ({NOT_ALL_TENANTS_V1} AND NOT EXISTS (SELECT 1 FROM memories_memory m WHERE m.id = memory_id))"
 
 
 class Migration(migrations.Migration):
@@ -26,6 +26,6 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        *(row_level_security(table) for table in TABLES),
+        *(row_level_security(table, using=TENANT_VISIBLE_V1) for table in TABLES),
         row_level_security("memories_memoryentity", using=MEMORY_LINK_VISIBLE),
     ]

@@ -1,6 +1,6 @@
 from django.db import migrations
 
-from apps.core.rls import NOT_ALL_TENANTS
+from apps.core.rls import NOT_ALL_TENANTS_V1 as NOT_ALL_TENANTS
 
 # A memory <-> entity link has no tenant column. It was visible (and writable) when its memory was; now its
 # entity must be too, so a link from one tenant's memory to another tenant's entity is neither written nor seen

@@ -131,16 +131,19 @@ class Command(BaseCommand):
         child_env = {
             **os.environ,
             "DATABASE_URL": settings.DATABASE_URL,
+            "DATABASE_MAINTENANCE_URL": settings.DATABASE_MAINTENANCE_URL,
             "REDIS_URL": settings.REDIS_URL,
             "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "config.settings.local"),
             "PYTHONUNBUFFERED": "1",
+            # the web, the worker and beat start bound to no tenant (apps/core/tenancy.py): requests and tasks
+            # bind theirs; this command itself (migrate, seed) ran across tenants, as manage.py's commands do
+            "ENGRAM_TENANT_SCOPE_DEFAULT": "none",
+            "ENGRAM_DATABASE_LOGIN": "app",  # data-only grants; maintenance work switches login (maintenance_scope)
         }
         python = sys.executable
         web_env = {
             **child_env,
             "ENGRAM_STATEMENT_TIMEOUT_MS": os.environ.get("ENGRAM_STATEMENT_TIMEOUT_MS", "15000"),
-            # a web connection sees no tenant's rows until a request binds one (apps/core/tenancy.py)
-            "ENGRAM_TENANT_SCOPE_DEFAULT": "none",
         }
         logs = ["--access-logfile=-", f"--access-logformat={ACCESS_LOG_FORMAT}"] if options["verbosity"] > 1 else []
         # no control socket: several gunicorn masters (and several stacks of one checkout) would share its path
