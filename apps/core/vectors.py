@@ -35,23 +35,25 @@ def vector_from_send(value: bytes | memoryview) -> np.ndarray:
     return np.frombuffer(value, dtype=">f4", offset=4).astype(np.float32)
 
 
-class VectorField(PgVectorField):
+class _SentAsText:
+    """A pgvector field sent in `vector_text`'s form, deconstructed as pgvector's own field (so migrations see
+    no change); `_pgvector` is that field."""
+
+    _pgvector: type[Any]
+
     def get_prep_value(self, value: Any) -> str | None:
         if isinstance(value, list | np.ndarray) and len(value):
             return vector_text(value)
-        return super().get_prep_value(value)
+        return super().get_prep_value(value)  # type: ignore[misc]
 
     def deconstruct(self) -> tuple[Any, Any, Any, Any]:
-        name, _, args, kwargs = super().deconstruct()
-        return name, f"{PgVectorField.__module__}.{PgVectorField.__qualname__}", args, kwargs
+        name, _, args, kwargs = super().deconstruct()  # type: ignore[misc]
+        return name, f"{self._pgvector.__module__}.{self._pgvector.__qualname__}", args, kwargs
 
 
-class HalfVectorField(PgHalfVectorField):
-    def get_prep_value(self, value: Any) -> str | None:
-        if isinstance(value, list | np.ndarray) and len(value):
-            return vector_text(value)
-        return super().get_prep_value(value)
+class VectorField(_SentAsText, PgVectorField):
+    _pgvector = PgVectorField
 
-    def deconstruct(self) -> tuple[Any, Any, Any, Any]:
-        name, _, args, kwargs = super().deconstruct()
-        return name, f"{PgHalfVectorField.__module__}.{PgHalfVectorField.__qualname__}", args, kwargs
+
+class HalfVectorField(_SentAsText, PgHalfVectorField):
+    _pgvector = PgHalfVectorField
