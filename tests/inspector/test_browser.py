@@ -281,8 +281,10 @@ def test_brain_knowledge_upload_search_and_phone_layout(page, live_server, world
     page.click("button:has-text('Add to the knowledge base')")
     expect(page.locator(".flash")).to_contain_text("Added “Delivery areas”: the worker chunks and embeds it")
     row = page.locator("#documents tr", has_text="Delivery areas")
-    expect(row.locator(".badge")).to_have_text("Processing")
-    processed(KnowledgeDocument.objects.get(title="Delivery areas"))  # what the worker's task runs
+    # processing until a worker runs its task: the session's real worker, when an earlier test started one,
+    # may already have (the run's order decides), so either state is right here
+    expect(row.locator(".badge")).to_have_text(re.compile(r"^\s*(Processing|Ready)\s*$"))
+    processed(KnowledgeDocument.objects.get(title="Delivery areas"))  # what the worker's task runs (idempotent)
     page.reload()
     expect(page.locator("#documents tr", has_text="Delivery areas").locator(".badge")).to_have_text("Ready")
     page.fill("#ks-h ~ form input[name=q]", "do you deliver to Pimpri?")
