@@ -74,13 +74,14 @@ def bound_cursor() -> Iterator[CursorWrapper]:
     exceed.
 
     Its statements are also prepared (psycopg's prepare_threshold 0 while the cursor is open; Django's is None
-    everywhere else): PostgreSQL parses and rewrites a statement once per connection and, once its plans
-    prove alike, reuses one. Row-level security made planning the dearer part of the candidate statement
-    (1.2 → 1.8–2.4 ms: every table reference gains the policy's subqueries); prepared, GET /context p50 fell
-    50.2 → 45.9 ms and p95 70.4 → 61.7 ms, search p95 60.1 → 50.6 ms (interleaved A/B, docs/benchmarks.md).
-    The policy reads `app.tenant_id` when the statement runs, never when it is planned, so a plan made under
-    one tenant serves another (tests/core/test_row_level_security.py). Connections live up to CONN_MAX_AGE,
-    and a pooler in front must keep sessions (as row-level security's setting already requires)."""
+    everywhere else): PostgreSQL parses and rewrites a statement once per connection. Each execution is still
+    planned for its own parameters (`plan_cache_mode=force_custom_plan`, config/settings/base.py): the generic
+    plan PostgreSQL otherwise adopts after five executions cannot see how large the scope is or how rare a
+    query's words are, and at 100k memories it made GET /context ten times slower (in process, interleaved
+    blocks of 20: p50 374 -> 35 ms, p95 654 -> 99 ms; prepared with custom plans vs not prepared: p50 27.7 vs
+    27.2 ms, the same within noise; docs/benchmarks.md "Session 16"). The policy reads `app.tenant_id` when the
+    statement runs, never when it is planned (tests/core/test_row_level_security.py). Connections live up to
+    CONN_MAX_AGE, and a pooler in front must keep sessions (as row-level security's setting already requires)."""
     connection.ensure_connection()
     with connection.wrap_database_errors:
         raw = _prepared_cursor_class()(connection.connection)
