@@ -1,12 +1,14 @@
-"""GET /context and POST /memories/search latency at 1k, 10k and 100k memories in one tenant.
+"""GET /context and POST /memories/search latency at growing tenant sizes (10k, 100k, 1M memories in one
+tenant), with the vector index's recall and the size of what grows.
 
-Synthetic but realistically shaped data: 20% of the tenant's memories belong to one heavy contact (the one
-GET /context is asked for, relationship stage "deep": a 2,000-token budget), 20% are tenant-level brain
-memories (what /memories/search searches without contact_id), the rest are spread over contacts of 100.
-Embeddings: a pool of real all-MiniLM-L6-v2 vectors of distinct synthetic memories, each row a pool vector
-plus small noise (re-normalised), so the vector index sees a realistic distribution without embedding 100k
-texts. Rows carry what ingest gives real ones: episodes a context_vector (the words of the turns around
-them), and links to the people and places their text names (one entity per scope and name).
+The tenant is a synthetic one (apps/memories/benchmarks/synthetic.py, what `seed_synthetic` loads): 20% of its
+memories belong to one heavy contact (the one GET /context is asked for, relationship stage "deep": a 2,000-token
+budget), 20% are tenant-level brain memories (what /memories/search searches without contact_id), 60% are spread
+over contacts of lognormal sizes (`--contacts`, by default one per 60 of them: 10,000 at 1M). Realistic texts;
+vectors NOT computed by the embedder per row: a pool of real all-MiniLM-L6-v2 vectors of distinct texts, each
+row a paraphrase of one whose vector is the pool vector plus small noise (re-normalised). Rows carry what
+ingest gives real ones (episode dates and context words, context embeddings, entity links). Each growth step is
+loaded with COPY; a large step drops the table-wide HNSW and GIN indexes and builds them again after, timed.
 
 Queries are chat-like messages of 7-25 tokens (`corpus.queries`). Before each timed request the query's
 entry in the embedding cache is evicted, so every measured request computes its query embedding. (Until
@@ -15,51 +17,98 @@ and by both endpoints: only the first size's GET /context computed its embedding
 them from the cache; those rows had no context_vector and no entity links either. docs/benchmarks.md.)
 
 After each growth step the command does what the running system does on its own before measuring:
-ANALYZE (autovacuum's job after a bulk load) and the lexicon refresh of the two measured scopes (the
-`lexicon_refresh_task` a worker runs when a search finds a large scope without a fresh lexicon).
+VACUUM ANALYZE (autovacuum's job after a bulk load), a CHECKPOINT, and the lexicon refresh of the measured
+scopes (the `lexicon_refresh_task` a worker runs when a search finds a large scope without a fresh lexicon).
+The index build and the timed requests run under `--lock` (flock) when given, so that they do not overlap
+another benchmark's timing; the recall measurement (apps/memories/benchmarks/recall.py) runs outside it.
 """
 
 from __future__ import annotations
 
+import fcntl
+import itertools
 import statistics
 import time
 from argparse import ArgumentParser
-from contextlib import ExitStack
-from datetime import timedelta
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 import numpy as np
 from django.core.management.base import BaseCommand
 from django.db import DatabaseError, connection
 from django.utils import timezone
-from django.utils.text import slugify
 from rest_framework.test import APIClient
-from tqdm import tqdm
 
-from apps.contacts.models import Contact, ContactState
-from apps.core.embeddings import CachedEmbedder, cache_scope, content_hash, get_embedder
+from apps.contacts.models import Contact
+from apps.core.embeddings import CachedEmbedder, cache_scope, get_embedder
 from apps.core.redis import get_redis
-from apps.entities.models import Entity
-from apps.memories.benchmarks import as_in_production, hnsw_bloat_note
-from apps.memories.benchmarks.corpus import NAMES, PLACES, memory_texts, queries
+from apps.memories.benchmarks import as_in_production, hnsw_bloat_note, synthetic
+from apps.memories.benchmarks.corpus import queries
+from apps.memories.benchmarks.recall import ANY_CONTACT, contact_sample, ef_search, scope_recall
 from apps.memories.benchmarks.stack import EngramClient, running_stack
-from apps.memories.models import Memory, MemoryEntity
+from apps.memories.models import Memory
 from apps.memories.retrieval.lexicon import scope_lexicon_refresh
-from apps.tenants.services import api_key_create, tenant_create, tenant_delete
+from apps.tenants.models import Tenant
+from apps.tenants.services import api_key_create, tenant_create
 from config.embedded import VAR_DIR
 
 POOL = 4000
-INSERT_BATCH = 2000
+MEMORIES_PER_CONTACT = 60  # of the light contacts' 60%: 10,000 contacts at 1M memories
+TYPICAL_CONTACTS = 20  # the contacts GET /context (typical contact) rotates through
+
+
+def _mb(value: int | None) -> str:
+    return "n/a" if value is None else f"{value / 2**20:,.0f} MB"
+
+
+@contextmanager
+def _held(path: str, log: Callable[[str], None]) -> Iterator[None]:
+    """flock(path) for the block (no lock when path is empty)."""
+    if not path:
+        yield
+        return
+    with open(path, "a") as handle:
+        log(f"waiting for {path}…")
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        log(f"holding {path}")
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 class Command(BaseCommand):
-    help = "Benchmark: GET /context and POST /memories/search p50/p95 at growing tenant sizes."
+    help = (
+        "Benchmark: GET /context and POST /memories/search p50/p95 at growing tenant sizes (synthetic rows loaded "
+        "with COPY; vectors derived from a pool embedded once, not per row), index build time, table and index "
+        "sizes, PostgreSQL's memory, and the HNSW index's recall@10 against exact search (brain, heavy contact, "
+        "typical contacts)."
+    )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--sizes", default="1000,10000,100000")
         parser.add_argument("--requests", type=int, default=500, help="requests per figure (p95 of 500: 25 above it)")
         parser.add_argument("--keep", action="store_true")
         parser.add_argument("--pool", type=int, default=POOL, help="distinct synthetic memories to embed and vary")
+        parser.add_argument(
+            "--contacts",
+            type=int,
+            default=0,
+            help=f"contacts at the largest size (default: one per {MEMORIES_PER_CONTACT} of its light memories)",
+        )
+        parser.add_argument("--recall-queries", type=int, default=50, help="queries per scope for recall (0: none)")
+        parser.add_argument("--lock", default="", help="flock this file around index builds and timed requests")
+        parser.add_argument(
+            "--reuse",
+            default="",
+            help="measure this kept tenant (slug, from an earlier --keep) as it is instead of growing a new one",
+        )
+        parser.add_argument(
+            "--recall-ef",
+            default="",
+            help="recall at these hnsw.ef_search values too (e.g. 100,200,400), and over the whole tenant unfiltered",
+        )
         parser.add_argument(
             "--via-http",
             action="store_true",
@@ -74,74 +123,171 @@ class Command(BaseCommand):
         reference = self._machine_reference()
         self.stdout.write(f"machine reference (one query embedded back to back, uncached): p50 {reference:.2f} ms")
         run = timezone.now().strftime("%Y%m%d%H%M%S")
-        tenant = tenant_create(name=f"bench latency {run}", slug=f"bench-latency-{run}")
+        reused = Tenant.objects.get(slug=options["reuse"]) if options["reuse"] else None
+        tenant = reused or tenant_create(name=f"bench latency {run}", slug=f"bench-latency-{run}")
+        if reused is not None:  # its size as it is; nothing loaded, nothing deleted
+            sizes = [Memory.objects.filter(tenant=reused).count()]
+            options["keep"] = True
         key = api_key_create(tenant=tenant, name="bench").plaintext
         client = APIClient()
         client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
         get_context, search_brain = self._calls(client, key, options)
-        heavy = Contact.objects.create(tenant=tenant, external_id="heavy", display_name="Heavy User")
-        ContactState.objects.create(contact=heavy, tenant=tenant, relationship_stage="deep")
-        embedder = get_embedder()
-        texts = memory_texts(options["pool"])
-        self.stdout.write(f"embedding a pool of {len(texts)} distinct memories…")
-        pool = embedder.embed_batch(texts)
-        rng = np.random.default_rng(1)
+        contacts = options["contacts"] or 1 + max(1, synthetic.Plan.light_before(sizes[-1]) // MEMORIES_PER_CONTACT)
+        entries = synthetic.pool_entries(options["pool"])
+        seeder = synthetic.Seeder(
+            tenant=tenant,
+            plan=synthetic.Plan(memories=sizes[-1], contacts=contacts),
+            entries=entries,
+            vectors=synthetic.pool_vectors(entries, log=self.stdout.write),
+            log=self.stdout.write,
+        )
+        self.stdout.write(f"vector search settings: {ef_search()}")
         rows_done = 0
-        light_contacts: list[Contact] = []
-        entities: dict[tuple[Any, str, str], Entity] = {}
-        lines = []
+        lines, growth, recalls = [], [], []
         try:
             for size in sizes:
-                self._grow(tenant, heavy, light_contacts, entities, texts, pool, rng, rows_done, size)
+                self.stdout.write(f"growing to {size:,} memories…")
+                if reused is None:
+                    load = seeder.load(rows_done, size, rebuild_indexes=True, build_indexes=False)
+                else:
+                    load = synthetic.LoadReport()
                 rows_done = size
-                # the steady state a search meets in production: the new rows vacuumed and analysed, so that
-                # no autovacuum of this bulk insert (an HNSW index vacuum takes a core for seconds on two)
-                # starts in the middle of the measurement, every table the insert grew (the entity links
-                # too: left to autovacuum they were vacuumed during the measurement, and their index-only
-                # scans visited the heap until then), and the bulk insert's dirty pages written out, not
-                # flushed by the checkpointer while measuring
-                self.stdout.write("vacuuming, analysing and checkpointing…")
-                with connection.cursor() as cursor:
-                    cursor.execute(
-                        "VACUUM (ANALYZE) memories_memory, memories_memoryentity, entities_entity, contacts_contact"
-                    )
-                    try:
-                        cursor.execute("CHECKPOINT")  # superuser or pg_checkpoint (the embedded server: yes)
-                    except DatabaseError as exc:
-                        self.stdout.write(f"  (no CHECKPOINT: {exc}; figures may include background writes)")
-                for contact_id in (heavy.pk, None):
-                    scope_lexicon_refresh(tenant_id=tenant.pk, contact_id=contact_id)
-                with as_in_production():
-                    heavy_scope = cache_scope(tenant_id=tenant.pk, contact_id=heavy.pk)
-                    context = self._measure(client, options["requests"], get_context, heavy_scope)
-                    search = self._measure(
-                        client, options["requests"], search_brain, cache_scope(tenant_id=tenant.pk, contact_id=None)
-                    )
+                heavy = Contact.objects.get(tenant=tenant, external_id=synthetic.HEAVY)
+                typical = contact_sample(tenant_id=tenant.pk, count=TYPICAL_CONTACTS, minimum=5)
+                typical_external = list(
+                    Contact.objects.filter(pk__in=typical).order_by("external_id").values_list("external_id", "pk")
+                )
+                with _held(options["lock"], self.stdout.write):
+                    built = synthetic.build_missing_indexes(log=self.stdout.write)
+                    self._settle(tenant, [heavy.pk, None, *typical])
+                    with as_in_production():
+                        context = self._measure(
+                            options["requests"],
+                            get_context,
+                            [("heavy", cache_scope(tenant_id=tenant.pk, contact_id=heavy.pk))],
+                        )
+                        search = self._measure(
+                            options["requests"],
+                            search_brain,
+                            [(None, cache_scope(tenant_id=tenant.pk, contact_id=None))],
+                        )
+                        light = self._measure(
+                            options["requests"],
+                            get_context,
+                            [
+                                (external, cache_scope(tenant_id=tenant.pk, contact_id=pk))
+                                for external, pk in typical_external
+                            ]
+                            or [("heavy", cache_scope(tenant_id=tenant.pk, contact_id=heavy.pk))],
+                        )
+                sizes_now = synthetic.table_sizes()
+                memory = synthetic.postgres_memory_bytes()
                 line = (
                     f"{size:>7} memories | GET /context (heavy contact, {size // 5} memories): p50 {context[0]:.1f} ms "
                     f"p95 {context[1]:.1f} ms | POST /memories/search (brain, {size // 5}): p50 {search[0]:.1f} ms "
-                    f"p95 {search[1]:.1f} ms"
+                    f"p95 {search[1]:.1f} ms | GET /context (typical contacts, {len(typical_external)}): "
+                    f"p50 {light[0]:.1f} ms p95 {light[1]:.1f} ms"
                 )
                 lines.append(line)
                 self.stdout.write(line)
+                build_seconds = sum(built.values())
+                hnsw_seconds = built.get("memory_embedding_hnsw", 0.0)
+                growth.append(
+                    f"{size:>9,} | load {load.seconds_load:.0f} s ({load.memories / max(load.seconds_load, 1e-9):,.0f}"
+                    f"/s) | index build {build_seconds:.1f} s (HNSW {hnsw_seconds:.1f} s) | memories table "
+                    f"{_mb(sizes_now['memories_table'])}, its indexes {_mb(sizes_now['memories_indexes'])} "
+                    f"(HNSW {_mb(sizes_now['hnsw'])}), entity links {_mb(sizes_now['memory_entity_links'])}, "
+                    f"entities {_mb(sizes_now['entities'])}, revisions {_mb(sizes_now['revisions'])} | "
+                    f"PostgreSQL PSS {_mb(memory)} | contacts {Contact.objects.filter(tenant=tenant).count():,}"
+                )
+                self.stdout.write(growth[-1])
+                if options["recall_queries"] > 0:
+                    recalls.extend(self._recall(tenant, heavy, typical, options["recall_queries"], size))
+                    exact: dict[Any, Any] = {}
+                    for value in [int(value) for value in options["recall_ef"].split(",") if value]:
+                        recalls.extend(self._recall_at(tenant, heavy, options["recall_queries"], size, value, exact))
         finally:
             self._stack.close()
             if not options["keep"]:
-                tenant_delete(tenant=tenant)
+                synthetic.tenant_purge(tenant=tenant)
         footer = (
             f"machine reference (one query embedded back to back, uncached): p50 {reference:.2f} ms before, "
             f"{self._machine_reference():.2f} ms after"
         )
-        self.stdout.write("\n".join(["", "summary:", *lines, footer]))
+        self.stdout.write("\n".join(["", "summary:", *lines, "", "growth:", *growth, "", "recall:", *recalls, footer]))
+
+    def _settle(self, tenant: Any, contact_ids: list[Any]) -> None:
+        """The steady state a search meets in production: the new rows vacuumed and analysed (no autovacuum of
+        the bulk load starts in the middle of the measurement: an HNSW index vacuum takes a core for seconds on
+        two), the load's dirty pages written out (not flushed by the checkpointer while measuring), and the
+        measured scopes' lexicons built."""
+        self.stdout.write("vacuuming, analysing and checkpointing…")
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "VACUUM (ANALYZE) memories_memory, memories_memoryentity, entities_entity, contacts_contact, "
+                "contacts_contactstate, memories_memoryrevision"
+            )
+            try:
+                cursor.execute("CHECKPOINT")  # superuser or pg_checkpoint (the embedded server: yes)
+            except DatabaseError as exc:
+                self.stdout.write(f"  (no CHECKPOINT: {exc}; figures may include background writes)")
+        for contact_id in contact_ids:
+            scope_lexicon_refresh(tenant_id=tenant.pk, contact_id=contact_id)
+
+    def _recall_at(self, tenant: Any, heavy: Any, count: int, size: int, ef: int, exact: dict[Any, Any]) -> list[str]:
+        """Recall of the brain, the heavy contact and the whole tenant (no contact filter: the graph's own
+        recall) at another ef_search, with relaxed and strict iterative scans."""
+        vectors = get_embedder().embed_batch(queries(count, seed=29))
+        lines = []
+        for mode in ("relaxed_order", "strict_order"):
+            with connection.cursor() as cursor:
+                cursor.execute(f"SET hnsw.ef_search = {ef}; SET hnsw.iterative_scan = {mode}")
+            try:
+                scopes: list[tuple[list[Any], str]] = [
+                    ([None], "brain"),
+                    ([heavy.pk], "heavy"),
+                    ([ANY_CONTACT], "whole tenant"),
+                ]
+                for contact_ids, name in scopes:
+                    result = scope_recall(
+                        tenant_id=tenant.pk,
+                        contact_ids=contact_ids,
+                        vectors=vectors,
+                        label=f"{size:>9,} {name} at ef_search {ef}, {mode}",
+                        exact_cache=exact,
+                    )
+                    lines.append(result.line())
+                    self.stdout.write(lines[-1])
+            finally:
+                with connection.cursor() as cursor:
+                    cursor.execute("RESET hnsw.ef_search; RESET hnsw.iterative_scan")
+        return lines
+
+    def _recall(self, tenant: Any, heavy: Any, typical: list[Any], count: int, size: int) -> list[str]:
+        vectors = get_embedder().embed_batch(queries(count, seed=29))
+        results = [
+            scope_recall(tenant_id=tenant.pk, contact_ids=[None], vectors=vectors, label=f"{size:>9,} brain"),
+            scope_recall(tenant_id=tenant.pk, contact_ids=[heavy.pk], vectors=vectors, label=f"{size:>9,} heavy"),
+        ]
+        if typical:
+            results.append(
+                scope_recall(
+                    tenant_id=tenant.pk, contact_ids=typical, vectors=vectors, label=f"{size:>9,} typical contacts"
+                )
+            )
+        lines = [result.line() for result in results]
+        for line in lines:
+            self.stdout.write(line)
+        return lines
 
     def _calls(self, client: APIClient, key: str, options: dict[str, Any]) -> tuple[Any, Any]:
-        """GET /context of the heavy contact and a brain search: in process (DRF's test client), or with
-        --via-http as a client gets them (a real socket, gunicorn, the stack's own processes)."""
+        """GET /context of a contact and a brain search: in process (DRF's test client), or with --via-http as a
+        client gets them (a real socket, gunicorn, the stack's own processes). Each call takes (query, contact)."""
         self._stack = ExitStack()
         if not options["via_http"]:
             return (
-                lambda q: client.get("/api/v1/context/heavy", {"query": q}),
-                lambda q: client.post("/api/v1/memories/search", {"query": q, "top_k": 10}, format="json"),
+                lambda q, contact: client.get(f"/api/v1/context/{contact}", {"query": q}),
+                lambda q, _: client.post("/api/v1/memories/search", {"query": q, "top_k": 10}, format="json"),
             )
         base_url = options["url"] or self._stack.enter_context(
             running_stack(log_path=VAR_DIR / "bench" / "latency.log")
@@ -150,8 +296,8 @@ class Command(BaseCommand):
         http = EngramClient(base_url, key)
         self._stack.callback(http.close)
         return (
-            lambda q: http.http.get(f"{http.base_url}/context/heavy", params={"query": q}, timeout=60),
-            lambda q: http.http.post(f"{http.base_url}/memories/search", json={"query": q, "top_k": 10}, timeout=60),
+            lambda q, contact: http.http.get(f"{http.base_url}/context/{contact}", params={"query": q}, timeout=60),
+            lambda q, _: http.http.post(f"{http.base_url}/memories/search", json={"query": q, "top_k": 10}, timeout=60),
         )
 
     def _machine_reference(self, runs: int = 200) -> float:
@@ -169,104 +315,24 @@ class Command(BaseCommand):
             timings.append((time.perf_counter() - began) * 1000)
         return statistics.median(timings)
 
-    def _grow(self, tenant, heavy, light_contacts, entities, texts, pool, rng, start: int, end: int) -> None:  # type: ignore[no-untyped-def]
-        now = timezone.now()
-        with tqdm(total=end - start, unit="memory", desc=f"growing to {end}", file=self.stdout) as bar:
-            for batch_start in range(start, end, INSERT_BATCH):
-                batch = []
-                around: dict[Any, str] = {}  # an episode's words and those of the turns around it
-                for index in range(batch_start, min(end, batch_start + INSERT_BATCH)):
-                    slot = index % 5
-                    if slot == 0:
-                        contact = heavy
-                    elif slot == 1:
-                        contact = None
-                    else:
-                        needed = index // 100
-                        while len(light_contacts) <= needed:
-                            light_contacts.append(
-                                Contact.objects.create(tenant=tenant, external_id=f"c{len(light_contacts)}")
-                            )
-                        contact = light_contacts[needed]
-                    source = index % len(texts)
-                    vector = pool[source] + rng.normal(0, 0.02, pool.shape[1]).astype(np.float32)
-                    vector /= np.linalg.norm(vector)
-                    # a turn embedded with the one before it (stored as ingest stores it, scored per candidate)
-                    context = vector + 0.5 * pool[(source - 1) % len(texts)]
-                    context /= np.linalg.norm(context)
-                    content = texts[source].replace(f"(note {source})", f"(note {index})")
-                    kind = ("fact", "preference", "episode", "episode", "pattern")[
-                        index % 5 if slot else (index // 5) % 5
-                    ]
-                    age = timedelta(days=float(rng.integers(0, 400)))
-                    memory = Memory(
-                        tenant=tenant,
-                        contact=contact,
-                        memory_type=kind,
-                        content=content,
-                        content_hash=content_hash(content),
-                        embedding=vector.tolist(),
-                        context_embedding=context.tolist(),
-                        embedding_model="bench",
-                        importance=float(rng.uniform(0.2, 0.95)),
-                        base_importance=0.5,
-                        decay_rate=0.005,
-                        access_count=int(rng.integers(0, 30)),
-                        accessed_at=now - age,
-                        occurred_at=now - age,
-                        valid_from=now - age,
-                        source_session_id=f"s{index // 20}",
-                    )
-                    batch.append(memory)
-                    if kind == "episode":
-                        around[memory.pk] = "\n".join([texts[source - 1], content, texts[(source + 1) % len(texts)]])
-                Memory.objects.bulk_create(batch)
-                self._as_ingested(tenant, batch, entities, around)
-                bar.update(len(batch))
-
-    def _as_ingested(self, tenant, batch: list[Memory], entities, around: dict[Any, str]) -> None:  # type: ignore[no-untyped-def]
-        """What ingest adds to a row besides its vectors: an episode's context_vector (`around`: the words of
-        its turn and of the turns around it, here the neighbouring pool texts), and links to the entities its
-        text names (a person or place of the corpus, one entity per scope and name, as extraction keys them)."""
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "UPDATE memories_memory m SET context_vector = to_tsvector('english', v.text) "
-                "FROM unnest(%s::uuid[], %s::text[]) AS v(id, text) WHERE m.id = v.id",
-                [list(around), list(around.values())],
-            )
-        links: list[tuple[Memory, tuple[Any, str, str]]] = []
-        for memory in batch:
-            for entity_type, names in (("person", NAMES), ("place", PLACES)):
-                for name in names:
-                    if name in memory.content:
-                        links.append((memory, (memory.contact_id, entity_type, name)))
-        missing = {key for _, key in links if key not in entities}
-        created = Entity.objects.bulk_create(
-            [
-                Entity(
-                    tenant=tenant, contact_id=contact_id, entity_type=entity_type, slug=slugify(name), display_name=name
-                )
-                for contact_id, entity_type, name in sorted(missing, key=str)
-            ]
-        )
-        entities.update({(entity.contact_id, entity.entity_type, entity.display_name): entity for entity in created})
-        MemoryEntity.objects.bulk_create([MemoryEntity(memory=memory, entity=entities[key]) for memory, key in links])
-
-    def _measure(self, client: APIClient, count: int, call, scope: str) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+    def _measure(self, count: int, call: Any, targets: list[tuple[str | None, str]]) -> tuple[float, float]:
         """p50 and p95 of `count` calls, each with a chat-like query whose embedding is computed in the
         request: its entry in the embedding cache is evicted before the clock starts (the same queries are
-        asked at every size and by both endpoints, so without this all but the first would be cache hits)."""
+        asked at every size and by every endpoint, so without this all but the first would be cache hits).
+        `targets`: (contact asked, its cache scope), taken in turn."""
         embedder = get_embedder()
         redis = get_redis()
         asked = queries(count + 10)
+        turns = itertools.cycle(targets)
         for query in asked[:10]:  # warm up connections and caches (not measured)
-            call(query)
+            call(query, targets[0][0])
         timings = []
         for query in asked[10:]:
+            contact, scope = next(turns)
             if isinstance(embedder, CachedEmbedder):
                 redis.delete(embedder.cache_key(query, scope))
             began = time.perf_counter()
-            response = call(query)
+            response = call(query, contact)
             timings.append((time.perf_counter() - began) * 1000)
             assert response.status_code == 200, response.content
         return statistics.median(timings), float(np.percentile(timings, 95))
