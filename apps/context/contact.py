@@ -18,6 +18,7 @@ from apps.context.budgets import budget_memories
 from apps.context.fences import DATA_NOT_INSTRUCTIONS, inline
 from apps.conversations.models import Conversation
 from apps.conversations.window import window_get
+from apps.core.timing import phase
 from apps.core.tokens import count_tokens
 from apps.memories import scoring
 from apps.memories.retrieval.search import EntityRef, ScoredMemory, last_episode, memory_entities, memory_search
@@ -112,7 +113,8 @@ def context_assemble(
                     and set(item.memory.source_message_ids) <= in_window
                 )
             ]
-    budgeted = budget_memories(scored, budget=budget, count_tokens=count_tokens)
+    with phase("assembly"):
+        budgeted = budget_memories(scored, budget=budget, count_tokens=count_tokens)
     entities: dict[str, EntityRef] = {}
     linked = memory_entities(memory_ids=[item.memory.pk for item in budgeted.selected])
     for item in budgeted.selected:

@@ -17,6 +17,7 @@ from apps.contacts.services import contact_crisis_report
 from apps.context.contact import context_assemble
 from apps.context.fences import inline
 from apps.conversations.models import Conversation
+from apps.core.timing import phase
 from apps.memories.models import MemoryProfile
 from apps.memories.retrieval.access import access_record
 from apps.tenants.models import Tenant
@@ -48,9 +49,11 @@ def context_payload(
     a preview is neither a use of the memories nor a message of the contact, so its query is not scanned).
     The query — the message the client is about to answer — is scanned for crisis language first, so the
     reply that needs SAFETY guidance gets it in this very context."""
-    query_crisis = contact_crisis_report(contact=contact, text=query) if record_access and query else None
-    state = contact_state_snapshot(contact=contact)
-    profile = joined_one_to_one(contact, "profile", MemoryProfile)
+    with phase("crisis"):
+        query_crisis = contact_crisis_report(contact=contact, text=query) if record_access and query else None
+    with phase("state"):
+        state = contact_state_snapshot(contact=contact)
+        profile = joined_one_to_one(contact, "profile", MemoryProfile)
     bundle = context_assemble(
         tenant=tenant,
         contact=contact,

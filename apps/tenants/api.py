@@ -2,11 +2,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from rest_framework.exceptions import Throttled
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from apps.core.timing import stopwatch
 from apps.tenants.authentication import ApiPrincipal
 from apps.tenants.concurrency import TenantBusy, heavy_slot_release, heavy_slot_take
 from apps.tenants.models import Tenant
@@ -17,7 +19,11 @@ class TenantAPIView(APIView):
 
     A view whose POST is heavy (`heavy_post = True`: it holds a write worker for up to seconds) takes one of the
     tenant's in-flight slots once the key and the rate limit passed, and gives it back with its response
-    (apps/tenants/concurrency.py); none free: 429 with Retry-After."""
+    (apps/tenants/concurrency.py); none free: 429 with Retry-After.
+
+    With `ENGRAM["SERVER_TIMING"]` on, every answer carries a `Server-Timing` header: where the request's time
+    went inside the view, authentication and rate limit included (apps/core/timing.py; the phases the code
+    marks, and SQL)."""
 
     required_scope: str | None = None
     heavy_post = False
@@ -37,6 +43,14 @@ class TenantAPIView(APIView):
 
     def get_serializer_context(self) -> dict[str, Any]:
         return {"request": self.request, "tenant": self.tenant}
+
+    def dispatch(self, request: Any, *args: Any, **kwargs: Any) -> Any:
+        if not settings.ENGRAM["SERVER_TIMING"]:
+            return super().dispatch(request, *args, **kwargs)
+        with stopwatch() as watch:
+            response = super().dispatch(request, *args, **kwargs)
+        response["Server-Timing"] = watch.header()
+        return response
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)

@@ -89,3 +89,30 @@ def test_context_isolation_and_bad_input(api, other_api, tenant, contact):
     assert api.get("/api/v1/context/nobody").status_code == 404
     assert api.get("/api/v1/context/arjun", {"token_budget": -1}).status_code == 400
     assert api.get("/api/v1/context/arjun", {"token_budget": "lots"}).status_code == 400
+
+
+@pytest.mark.parametrize("enabled", [True, False], ids=["server-timing-on", "off-by-default"])
+def test_reads_tell_where_their_time_went_only_when_asked(api, settings, tenant, contact, enabled):
+    settings.ENGRAM = {**settings.ENGRAM, "SERVER_TIMING": enabled}
+    ContactState.objects.create(contact=contact, tenant=tenant, relationship_stage="deep")
+    add(tenant, contact, "Arjun grows tomatoes in his garden")
+    from apps.core.timing import parse_server_timing
+
+    answers = {
+        "context": api.get("/api/v1/context/arjun", {"query": "what does he grow in the garden?"}),
+        "search": api.post("/api/v1/memories/search", {"query": "tomato garden", "contact_id": "arjun"}, format="json"),
+    }
+    for name, response in answers.items():
+        assert response.status_code == 200, (name, response.content)
+        if not enabled:
+            assert "Server-Timing" not in response
+            continue
+        timing = parse_server_timing(response["Server-Timing"])
+        expected = ("embedding", "retrieval", "sql", "total") + (
+            ("crisis", "state", "assembly") if name == "context" else ()
+        )
+        for phase in expected:
+            assert timing.get(phase, 0) > 0, (name, phase, timing)
+        assert sum(value for phase, value in timing.items() if phase != "total") == pytest.approx(
+            timing["total"], abs=0.1
+        )

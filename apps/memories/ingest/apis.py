@@ -15,7 +15,7 @@ from apps.contacts.selectors import contact_get
 from apps.conversations.models import Message
 from apps.core.fields import IdField, StrictCharField
 from apps.core.moments import occurred_at_problem
-from apps.core.timing import Stopwatch, phase, stopwatch
+from apps.core.timing import phase
 from apps.memories.ingest.services import IngestItem, ingest_messages, ingest_payload, observation_record
 from apps.memories.models import ContextEvent
 from apps.memories.selectors import event_get
@@ -52,22 +52,14 @@ class IngestMessageSerializer(serializers.Serializer):
         return IngestItem(**self.validated_data)
 
 
-def _timed(response: Response, watch: Stopwatch) -> Response:
-    if settings.ENGRAM["SERVER_TIMING"]:
-        response["Server-Timing"] = watch.header()
-    return response
-
-
 class IngestApi(TenantAPIView):
     @extend_schema(request=IngestMessageSerializer, responses={202: dict})
     def post(self, request: Request) -> Response:
-        with stopwatch() as watch:
-            with phase("parse"):
-                serializer = IngestMessageSerializer(data=request.data)
-                serializer.is_valid(raise_exception=True)
-            (outcome,) = ingest_messages(tenant=self.tenant, items=[serializer.to_item()], actor=self.actor)
-            body = ingest_payload(outcome)
-        return _timed(Response(body, status=status.HTTP_202_ACCEPTED), watch)
+        with phase("parse"):
+            serializer = IngestMessageSerializer(data=request.data)
+            serializer.is_valid(raise_exception=True)
+        (outcome,) = ingest_messages(tenant=self.tenant, items=[serializer.to_item()], actor=self.actor)
+        return Response(ingest_payload(outcome), status=status.HTTP_202_ACCEPTED)
 
 
 class IngestBatchApi(TenantAPIView):
@@ -80,14 +72,12 @@ class IngestBatchApi(TenantAPIView):
 
     @extend_schema(request=InputSerializer, responses={202: dict})
     def post(self, request: Request) -> Response:
-        with stopwatch() as watch:
-            with phase("parse"):
-                serializer = self.InputSerializer(data=request.data)
-                serializer.is_valid(raise_exception=True)
-                items = [IngestItem(**data) for data in serializer.validated_data["messages"]]
-            outcomes = ingest_messages(tenant=self.tenant, items=items, actor=self.actor)
-            body = {"results": [ingest_payload(o) for o in outcomes]}
-        return _timed(Response(body, status=status.HTTP_202_ACCEPTED), watch)
+        with phase("parse"):
+            serializer = self.InputSerializer(data=request.data)
+            serializer.is_valid(raise_exception=True)
+            items = [IngestItem(**data) for data in serializer.validated_data["messages"]]
+        outcomes = ingest_messages(tenant=self.tenant, items=items, actor=self.actor)
+        return Response({"results": [ingest_payload(o) for o in outcomes]}, status=status.HTTP_202_ACCEPTED)
 
 
 class EventDetailApi(TenantAPIView):

@@ -42,6 +42,7 @@ from django.utils.text import slugify
 from apps.contacts.models import Contact
 from apps.core.embeddings import cache_scope, get_embedder, vector_literal
 from apps.core.rows import bound_cursor
+from apps.core.timing import phase
 from apps.memories import scoring
 from apps.memories.models.memory import scope_token
 from apps.memories.retrieval import relevance as relevance_rules
@@ -564,9 +565,11 @@ def embed_query(query: str, *, tenant: Tenant, contact: Contact | None) -> np.nd
     it: on two cores a concurrent embedding only competes with PostgreSQL for CPU (measured: p95 of GET
     /context 36–38 ms sequential, 42–49 ms overlapped; docs/benchmarks.md)."""
     scope = cache_scope(tenant_id=tenant.pk, contact_id=contact.pk if contact is not None else None)
-    return get_embedder().embed_batch([query], scopes=scope)[0]
+    with phase("embedding"):
+        return get_embedder().embed_batch([query], scopes=scope)[0]
 
 
+@phase("retrieval")  # Server-Timing: the search's own Python work (its SQL and embedding are phases of their own)
 def memory_search(
     *,
     tenant: Tenant,

@@ -43,6 +43,7 @@ from rest_framework.test import APIClient
 from apps.contacts.models import Contact
 from apps.core.embeddings import CachedEmbedder, cache_scope, get_embedder
 from apps.core.redis import get_redis
+from apps.core.timing import parse_server_timing
 from apps.memories.benchmarks import as_in_production, hnsw_bloat_note, synthetic
 from apps.memories.benchmarks.corpus import queries
 from apps.memories.benchmarks.recall import ANY_CONTACT, contact_sample, ef_search, scope_recall
@@ -290,7 +291,7 @@ class Command(BaseCommand):
                 lambda q, _: client.post("/api/v1/memories/search", {"query": q, "top_k": 10}, format="json"),
             )
         base_url = options["url"] or self._stack.enter_context(
-            running_stack(log_path=VAR_DIR / "bench" / "latency.log")
+            running_stack(log_path=VAR_DIR / "bench" / "latency.log", extra_env={"ENGRAM_SERVER_TIMING": "1"})
         )
         self.stdout.write(f"asking {base_url} over HTTP")
         http = EngramClient(base_url, key)
@@ -327,6 +328,7 @@ class Command(BaseCommand):
         for query in asked[:10]:  # warm up connections and caches (not measured)
             call(query, targets[0][0])
         timings = []
+        phases: dict[str, float] = {}
         for query in asked[10:]:
             contact, scope = next(turns)
             if isinstance(embedder, CachedEmbedder):
@@ -335,4 +337,11 @@ class Command(BaseCommand):
             response = call(query, contact)
             timings.append((time.perf_counter() - began) * 1000)
             assert response.status_code == 200, response.content
+            for name, milliseconds in parse_server_timing(response.headers.get("Server-Timing", "")).items():
+                phases[name] = phases.get(name, 0.0) + milliseconds
+        if phases:  # the stack --via-http starts answers with Server-Timing: where the server's time went, on average
+            self.stdout.write(
+                "    server, mean ms per request: "
+                + ", ".join(f"{name} {total / len(timings):.2f}" for name, total in sorted(phases.items()))
+            )
         return statistics.median(timings), float(np.percentile(timings, 95))
