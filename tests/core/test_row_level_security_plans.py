@@ -102,3 +102,31 @@ def _nodes(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
     for child in node.get("Plans", []):
         if not child.get("Subplan Name", "CTE").startswith(("InitPlan", "SubPlan")):  # a CTE's plan is kept
             yield from _nodes(child)
+
+
+def test_a_question_naming_a_time_reads_the_window_from_the_scope_time_index(searched_contact):
+    """Retrieval's time source ("what did I do on 8 May 2023?") finds the memories said in the window through
+    memory_scope_time_idx, not by reading every memory of the scope (a contact of 20,000 memories: ~100 ms)."""
+    contact = searched_contact
+    query_vector = np.asarray(_unit_vectors(1, 98)[0], dtype=np.float32)
+    with tenant_scope(contact.tenant_id):
+        statements: list[tuple[str, object]] = []
+
+        def capture(execute, sql, params, many, context):  # type: ignore[no-untyped-def]
+            statements.append((sql, params))
+            return execute(sql, params, many, context)
+
+        with connection.execute_wrapper(capture):
+            memory_search(
+                tenant=contact.tenant,
+                contact=contact,
+                query="what did I do in the garden on 8 May 2023?",
+                query_vector=query_vector,
+                memory_types=("fact", "preference", "episode", "pattern"),  # as GET /context asks
+            )
+        sql, params = next((sql, params) for sql, params in statements if "time AS (" in sql)
+        with connection.cursor() as cursor:
+            cursor.execute(f"EXPLAIN (FORMAT JSON) {sql}", params)
+            plan = cursor.fetchone()[0]
+    source = next(node for node in _nodes(plan[0]["Plan"]) if node.get("Alias") == "time")
+    assert "memory_scope_time_idx" in {index for _, index in _shape(source)}, json.dumps(source, indent=1)
