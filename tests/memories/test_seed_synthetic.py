@@ -141,6 +141,7 @@ def test_recall_is_exact_on_a_small_tenant_and_the_contact_scope_returns_only_it
     contacts = list(Contact.objects.filter(tenant=tenant).values_list("pk", flat=True))
     brain = scope_recall(tenant_id=tenant.pk, contact_ids=[None], vectors=vectors, label="brain")
     assert brain.recall_at_10 == 1.0 and brain.short == 0 and brain.foreign == 0 and brain.scope_size == 60
+    assert brain.within_1pct == 1.0 and brain.distance_gap == pytest.approx(0.0, abs=1e-9)
     asked = get_embedder().embed_batch(queries(2 * len(contacts)))  # shared out: two per contact
     scoped = scope_recall(tenant_id=tenant.pk, contact_ids=contacts, vectors=asked, label="contacts")
     assert scoped.queries == 2 * len(contacts) and scoped.foreign == 0 and scoped.short == 0
@@ -163,3 +164,20 @@ def test_recall_falls_when_the_index_is_forced_with_a_tiny_candidate_list(tenant
             cursor.execute("RESET enable_sort; RESET enable_seqscan; RESET hnsw.ef_search; RESET hnsw.iterative_scan")
     assert bad.plan == "hnsw"
     assert bad.recall_at_10 < 0.5 and bad.short == 2
+    assert bad.within_1pct < 0.5  # one row where ten are asked
+
+
+@pytest.mark.django_db(transaction=True)  # bench_latency VACUUMs
+def test_bench_latency_reuses_a_kept_tenant_and_reports_recall_at_other_ef_search_values():
+    _seed("kept", memories=150, contacts=3)
+    out = io.StringIO()
+    call_command(
+        "bench_latency", "--reuse", "kept", "--requests", "3", "--recall-queries", "4", "--recall-ef", "40", stdout=out
+    )
+    text = out.getvalue()
+    assert "    150 memories | GET /context (heavy contact" in text and "growing to" not in text
+    for scope in ("brain", "heavy", "whole tenant"):
+        for mode in ("relaxed_order", "strict_order"):
+            assert f"{scope} at ef_search 40, {mode}: recall@10 " in text
+    assert "whole tenant at ef_search 40, relaxed_order: recall@10 1.0000" in text  # 150 rows: exact
+    assert Memory.objects.filter(tenant__slug="kept").count() == 150  # measured as it is, kept

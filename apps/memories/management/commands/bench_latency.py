@@ -147,10 +147,11 @@ class Command(BaseCommand):
         lines, growth, recalls = [], [], []
         try:
             for size in sizes:
-                self.stdout.write(f"growing to {size:,} memories…")
                 if reused is None:
+                    self.stdout.write(f"growing to {size:,} memories…")
                     load = seeder.load(rows_done, size, rebuild_indexes=True, build_indexes=False)
                 else:
+                    self.stdout.write(f"measuring '{reused.slug}' as it is ({size:,} memories)…")
                     load = synthetic.LoadReport()
                 rows_done = size
                 heavy = Contact.objects.get(tenant=tenant, external_id=synthetic.HEAVY)
