@@ -221,3 +221,13 @@ def retrieval_score(signals: Signals, weights: Weights, *, outdated: bool = Fals
         + signals.time_match * weights.time_match
     )
     return round(score * (OUTDATED_FACTOR if outdated else 1.0), 6)
+
+
+def ranked_score(*, relevance: float, signals: Signals, weights: Weights, outdated: bool = False) -> float:
+    """The score with the fitted ranker (retrieval/ranker.py): its relevance (the fitted linear score,
+    min-max over the query's candidates, which already weighs similarity, entity, speaker and time matches
+    and importance) with the usage signals counted in proportion to it, as `retrieval_score` counts them.
+    An outdated episode's score is scaled by OUTDATED_FACTOR."""
+    usage = signals.recency * weights.recency + signals.access_frequency * weights.access_frequency
+    score = relevance * (weights.similarity + usage)
+    return round(score * (OUTDATED_FACTOR if outdated else 1.0), 6)

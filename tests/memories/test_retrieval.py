@@ -10,6 +10,7 @@ from django.utils import timezone
 from apps.memories import scoring
 from apps.memories.ingest.services import memory_add
 from apps.memories.models import Memory
+from apps.memories.retrieval import ranker as ranking
 from apps.memories.retrieval import search
 from apps.memories.retrieval.access import access_flush
 from apps.memories.retrieval.search import memory_search
@@ -82,10 +83,14 @@ def test_vector_only_hit(tenant, contact):
 
 
 def test_score_is_the_weighted_sum_of_its_signals(tenant, contact):
+    """With the hand weights (the fallback, and a tenant's own weights): the spec's weighted sum. With the fitted
+    ranker (the default): its relevance, with the usage signals counted in proportion to it."""
     memory = add(tenant, contact, "Works at Infosys as a backend engineer", importance=0.6)
     now = timezone.now()
     Memory.objects.filter(pk=memory.pk).update(access_count=5, accessed_at=now - timedelta(days=73))
-    (hit,) = memory_search(tenant=tenant, contact=contact, query="Where does he work?", top_k=1, now=now).results
+    (hit,) = memory_search(
+        tenant=tenant, contact=contact, query="Where does he work?", top_k=1, now=now, ranker=search.HAND
+    ).results
     assert hit.signals.recency == pytest.approx(0.8, abs=1e-6)
     assert hit.signals.importance == 0.6
     assert hit.signals.access_frequency == 0.25
@@ -93,6 +98,13 @@ def test_score_is_the_weighted_sum_of_its_signals(tenant, contact):
     assert hit.signals.similarity == 1.0  # the only candidate is the best there is
     expected = 0.35 * hit.signals.similarity + 0.25 * 0.8 + 0.20 * 0.6 + 0.10 * 0.25 + 0.10 * 0.0
     assert hit.score == pytest.approx(expected, abs=1e-6)
+    ranker = ranking.Ranker(version="test", features=("cosine", "bm25"), weights=(1.0, 1.0))
+    (fitted,) = memory_search(
+        tenant=tenant, contact=contact, query="Where does he work?", top_k=1, now=now, ranker=ranker
+    ).results
+    assert fitted.ranker_version == "test"
+    assert fitted.signals.similarity == 1.0
+    assert fitted.score == pytest.approx(1.0 * (0.35 + 0.25 * 0.8 + 0.10 * 0.25), abs=1e-6)
 
 
 def test_bm25_is_computed_in_sql_with_the_formula_s_exact_numbers(tenant, contact):
@@ -296,7 +308,13 @@ def test_reranker_replaces_the_similarity_of_the_head_and_reorders_it(tenant, co
     for item in reranked[:2]:
         raw = model.predict([(query, item.memory.content)])[0]
         assert item.signals.similarity == pytest.approx(1 / (1 + math.exp(-raw)))
-        assert item.score == pytest.approx(scoring.retrieval_score(item.signals, weights))
+        # the score recomputed from it, by the formula of the ranker in use (the hand one without a weights file)
+        expected = (
+            scoring.retrieval_score(item.signals, weights)
+            if item.ranker_version == search.HAND
+            else scoring.ranked_score(relevance=item.signals.similarity, signals=item.signals, weights=weights)
+        )
+        assert item.score == pytest.approx(expected)
     assert reranked[0].score >= reranked[1].score
     assert reranked[0].memory.content == "Works at Infosys as a backend engineer"  # the longer of the head
     assert {item.memory.pk for item in reranked[:2]} == {item.memory.pk for item in blended[:2]}

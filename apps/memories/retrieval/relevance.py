@@ -67,8 +67,13 @@ def length_prior(lexemes: int) -> float:
     return min(1.0, math.log1p(lexemes) / math.log1p(LENGTH_SATURATION))
 
 
-def similarities(features: Sequence[Features]) -> list[float]:
-    """The similarity signal of each candidate, in [0, 1] (1 for the best candidate of the query)."""
+# the normalised terms of the composite, per candidate: what the fitted ranker (ranker.py) reads as features
+TERMS = ("cosine", "context_cosine", "bm25", "context_bm25", "session", "length", "short_question")
+
+
+def normalized(features: Sequence[Features]) -> list[dict[str, float]]:
+    """Each candidate's terms of the composite (′ = min-max over the candidates of this query): cos′,
+    context_cos′, bm25′, context_bm25′, session′, the length prior and whether it is a short question."""
     if not features:
         return []
     cosine = min_max([item.cosine for item in features])
@@ -81,15 +86,35 @@ def similarities(features: Sequence[Features]) -> list[float]:
         key = item.session or f"#{id(item)}"
         best_in_session[key] = max(best_in_session.get(key, 0.0), value)
     session = min_max([best_in_session[item.session or f"#{id(item)}"] for item in features])
-    composite = [
-        WEIGHTS["cosine"] * cosine[index]
-        + WEIGHTS["context_cosine"] * context_cosine[index]
-        + WEIGHTS["bm25"] * bm25[index]
-        + WEIGHTS["context"] * context[index]
-        + WEIGHTS["session"] * session[index]
-        + WEIGHTS["length"] * length_prior(item.lexemes)
-        + WEIGHTS["question"] * (1.0 if item.is_question and item.lexemes <= QUESTION_MAX_LEXEMES else 0.0)
+    return [
+        {
+            "cosine": cosine[index],
+            "context_cosine": context_cosine[index],
+            "bm25": bm25[index],
+            "context_bm25": context[index],
+            "session": session[index],
+            "length": length_prior(item.lexemes),
+            "short_question": 1.0 if item.is_question and item.lexemes <= QUESTION_MAX_LEXEMES else 0.0,
+        }
         for index, item in enumerate(features)
+    ]
+
+
+def similarities(features: Sequence[Features], terms: Sequence[dict[str, float]] | None = None) -> list[float]:
+    """The similarity signal of each candidate, in [0, 1] (1 for the best candidate of the query): the
+    hand-weighted composite (WEIGHTS). `terms`: `normalized(features)` when the caller has it already."""
+    if not features:
+        return []
+    terms = normalized(features) if terms is None else terms
+    composite = [
+        WEIGHTS["cosine"] * term["cosine"]
+        + WEIGHTS["context_cosine"] * term["context_cosine"]
+        + WEIGHTS["bm25"] * term["bm25"]
+        + WEIGHTS["context"] * term["context_bm25"]
+        + WEIGHTS["session"] * term["session"]
+        + WEIGHTS["length"] * term["length"]
+        + WEIGHTS["question"] * term["short_question"]
+        for term in terms
     ]
     if max(composite) <= min(composite):
         return [1.0 for _ in composite]  # one candidate, or all alike: equally the best there is

@@ -12,8 +12,11 @@ Three round trips, whatever the scope's size (docs/retrieval.md):
    one of them the features (cosine and BM25 computed in PostgreSQL: no vector or tsvector crosses the
    wire) and the few columns a prompt or an API row needs.
 
-`relevance.similarities` turns cosine, BM25 and the context/session/length priors into the similarity signal;
-the final score is the weighted sum of similarity, recency, importance, access frequency and entity match
+Every candidate's features (relevance.normalized's terms, the raw cosines, entity/speaker/time matches,
+importance) are scored by the fitted ranker (ranker.py, weights from ranker_weights.json), the usage signals
+counted in proportion to its relevance; without one, or for a tenant with its own weights, the hand formula:
+`relevance.similarities` turns cosine, BM25 and the context/session/length priors into the similarity signal
+and the score is the weighted sum of similarity, recency, importance, access frequency and entity match
 (weights per scope, per tenant). Results are light `RetrievedMemory` rows, never model objects; the
 entities of the memories a caller keeps come from `memory_entities`, one statement for all of them.
 """
@@ -31,7 +34,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from django.conf import settings
@@ -45,6 +48,7 @@ from apps.core.rows import bound_cursor
 from apps.core.timing import phase
 from apps.memories import scoring
 from apps.memories.models.memory import scope_token
+from apps.memories.retrieval import ranker as ranking
 from apps.memories.retrieval import relevance as relevance_rules
 from apps.memories.retrieval.lexicon import (
     LEXICON_FROM,
@@ -85,6 +89,9 @@ MAX_TIME_SOURCE_WINDOW = timedelta(days=31)
 SOURCES = ("vector", "keyword", "entity", "time", "neighbour")
 _SOURCE_BITS = {"keyword": 1, "entity": 2, "vector": 4, "neighbour": 8, "time": 16}
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+HAND: Literal["hand"] = "hand"  # the ranker version of the hand-set weights (relevance.WEIGHTS, scoring.Weights)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +137,10 @@ class ScoredMemory:
     speaker: str = ""  # who said it, when it was said by the speaker the query names
     time_window: time_window.TimeWindow | None = None  # the query's window its event time falls in
     diversity_penalty: float = 0.0  # what its redundancy with higher results cost (list questions only)
+    # the ranker's features of this candidate (ranker.FEATURES) and, with a fitted ranker, what each added
+    features: dict[str, float] = field(default_factory=dict)
+    ranker_version: str = HAND
+    contributions: dict[str, float] = field(default_factory=dict)
 
     def explain(self) -> dict[str, Any]:
         return {
@@ -151,6 +162,11 @@ class ScoredMemory:
             "speaker_matched": self.speaker,
             "time_window": self.time_window.explain() if self.time_window is not None else None,
             "diversity_penalty": self.diversity_penalty,
+            "ranker": {
+                "version": self.ranker_version,
+                "features": {name: round(value, 4) for name, value in self.features.items()},
+                "contributions": self.contributions,
+            },
         }
 
 
@@ -164,11 +180,24 @@ class SearchResult:
     diversified: bool = False  # a list or count question: ranked for coverage (signals/diversity.py)
 
 
-def weights_for(*, tenant: Tenant, is_tenant_scope: bool) -> scoring.Weights:
-    fallback = scoring.TENANT_WEIGHTS if is_tenant_scope else scoring.CONTACT_WEIGHTS
+def _weight_overrides(*, tenant: Tenant, is_tenant_scope: bool) -> dict[str, Any]:
     overrides = (tenant.settings or {}).get("retrieval_weights", {})
     scoped = overrides.get("tenant" if is_tenant_scope else "contact", {}) if isinstance(overrides, dict) else {}
-    return scoring.Weights.from_dict(scoped if isinstance(scoped, dict) else {}, fallback=fallback)
+    return scoped if isinstance(scoped, dict) else {}
+
+
+def weights_for(*, tenant: Tenant, is_tenant_scope: bool) -> scoring.Weights:
+    fallback = scoring.TENANT_WEIGHTS if is_tenant_scope else scoring.CONTACT_WEIGHTS
+    overrides = _weight_overrides(tenant=tenant, is_tenant_scope=is_tenant_scope)
+    return scoring.Weights.from_dict(overrides, fallback=fallback)
+
+
+def ranker_for(*, tenant: Tenant, is_tenant_scope: bool) -> ranking.Ranker | None:
+    """The fitted ranker (ranker.active(): ranker_weights.json, loaded once), or None for the hand weights:
+    when the file is absent or invalid, or when the tenant set its own `retrieval_weights` for the scope."""
+    if _weight_overrides(tenant=tenant, is_tenant_scope=is_tenant_scope):
+        return None
+    return ranking.active()
 
 
 _WORD = re.compile(r"[\w'-]+", re.UNICODE)
@@ -582,14 +611,17 @@ def memory_search(
     query_vector: np.ndarray | None = None,
     key_prefix: str | None = None,
     reference_time: datetime | None = None,
+    ranker: ranking.Ranker | Literal["hand"] | None = None,
 ) -> SearchResult:
     """Rank the scope's current memories for `query`. Reads only: access counts are recorded by the caller
     through `access_record` (batched, off the request path). `key_prefix` narrows the scope to the keyed
     records (memory_put) whose key starts with it. `reference_time` is the moment the query's time
-    expressions ("last week", "on Friday") count from: the caller's `as_of`, else now."""
+    expressions ("last week", "on Friday") count from: the caller's `as_of`, else now. `ranker`: None for
+    the one `ranker_for` picks, "hand" for the hand weights, or a given one (the fitter's)."""
     now = now or timezone.now()
     reference_time = reference_time or now
     weights = weights_for(tenant=tenant, is_tenant_scope=contact is None)
+    fitted = ranker_for(tenant=tenant, is_tenant_scope=contact is None) if ranker is None else ranker
     if not query.strip():
         scope = _Scope(tenant, contact, tuple(memory_types), include_compressed, key_prefix)
         return _without_query(scope=scope, weights=weights, top_k=top_k, now=now)
@@ -623,20 +655,20 @@ def memory_search(
     )
     if not candidates:
         return SearchResult(results=[], query_entities=query_entities, candidates=0, time_windows=windows)
-    similarity = relevance_rules.similarities(
-        [
-            relevance_rules.Features(
-                cosine=candidate.cosine,
-                context_cosine=candidate.context_cosine,
-                bm25=candidate.bm25,
-                context_bm25=candidate.context_bm25,
-                session=candidate.session,
-                lexemes=candidate.search_length,
-                is_question=candidate.is_question,
-            )
-            for candidate in candidates
-        ]
-    )
+    features = [
+        relevance_rules.Features(
+            cosine=candidate.cosine,
+            context_cosine=candidate.context_cosine,
+            bm25=candidate.bm25,
+            context_bm25=candidate.context_bm25,
+            session=candidate.session,
+            lexemes=candidate.search_length,
+            is_question=candidate.is_question,
+        )
+        for candidate in candidates
+    ]
+    normalized = relevance_rules.normalized(features)
+    similarity = relevance_rules.similarities(features, normalized)
     keys = {entity.id: entity.key for entity in query_entities}
     entity_weights = {
         item.entity.id: specificity.weight(linked=item.linked, total=stats.total)
@@ -645,7 +677,7 @@ def memory_search(
     }
     outside_windows = time_window.miss_factor(windows)
     scored: list[ScoredMemory] = []
-    for candidate, similarity_signal in zip(candidates, similarity, strict=True):
+    for candidate, similarity_signal, candidate_terms in zip(candidates, similarity, normalized, strict=True):
         matched = sorted(candidate.matched_entity_ids, key=lambda entity_id: keys[entity_id])
         speaker_match = speaker_signal.match(memory_speaker=candidate.speaker, named_speakers=set(speakers))
         window = (
@@ -665,6 +697,16 @@ def memory_search(
         score = scoring.retrieval_score(signals, weights, outdated=candidate.memory.outdated)
         if windows and window is None:
             score = round(score * outside_windows, 6)
+        row = ranking.candidate_features(
+            candidate_terms,
+            cosine=candidate.cosine,
+            context_cosine=candidate.context_cosine,
+            entity_match=signals.entity_match,
+            speaker_match=speaker_match,
+            time_match=signals.time_match,
+            outside_window=bool(windows) and window is None,
+            importance=candidate.memory.importance,
+        )
         scored.append(
             ScoredMemory(
                 memory=candidate.memory,
@@ -678,8 +720,11 @@ def memory_search(
                 entity_weights=tuple(entity_weights[entity_id] for entity_id in matched),
                 speaker=candidate.speaker if speaker_match else "",
                 time_window=window,
+                features=row,
             )
         )
+    if isinstance(fitted, ranking.Ranker):
+        scored = _fitted(scored, fitted, weights, outside_windows=outside_windows)
     scored.sort(key=_rank_key)
     scored = _reranked(query, scored, weights)
     many = diversity.asks_for_many(query)
@@ -702,6 +747,33 @@ def memory_search(
         speakers=tuple(sorted(speakers)),
         diversified=many,
     )
+
+
+def _fitted(
+    scored: list[ScoredMemory], ranker: ranking.Ranker, weights: scoring.Weights, *, outside_windows: float
+) -> list[ScoredMemory]:
+    """The candidates scored by the fitted ranker instead of the hand weights: its relevance (min-max of the
+    linear score over the candidates) is the similarity signal, and the usage signals count in proportion
+    to it (scoring.ranked_score); a memory outside every window the query names keeps `outside_windows` of
+    its score, as with the hand weights (a soft filter: few questions of the development sets name a time,
+    too few to learn it from). The explanation carries each feature's contribution and the version."""
+    relevance = ranking.relevances(ranker, [item.features for item in scored])
+    rescored = []
+    for item, value in zip(scored, relevance, strict=True):
+        signals = dataclasses.replace(item.signals, similarity=value)
+        score = scoring.ranked_score(relevance=value, signals=signals, weights=weights, outdated=item.memory.outdated)
+        if item.features.get("outside_window"):
+            score = round(score * outside_windows, 6)
+        rescored.append(
+            dataclasses.replace(
+                item,
+                signals=signals,
+                score=score,
+                ranker_version=ranker.version,
+                contributions=ranker.contributions(item.features),
+            )
+        )
+    return rescored
 
 
 def _surface_names(query: str, named: _NamedEntity) -> list[str]:
@@ -768,7 +840,13 @@ def _reranked(query: str, scored: list[ScoredMemory], weights: scoring.Weights) 
     rescored = []
     for item, value in zip(head, raw, strict=True):
         signals = dataclasses.replace(item.signals, similarity=1.0 / (1.0 + math.exp(-float(value))))
-        score = scoring.retrieval_score(signals, weights, outdated=item.memory.outdated)
+        score = (
+            scoring.retrieval_score(signals, weights, outdated=item.memory.outdated)
+            if item.ranker_version == HAND
+            else scoring.ranked_score(
+                relevance=signals.similarity, signals=signals, weights=weights, outdated=item.memory.outdated
+            )
+        )
         rescored.append(dataclasses.replace(item, signals=signals, score=score))
     return sorted(rescored, key=_rank_key) + tail
 

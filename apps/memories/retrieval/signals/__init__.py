@@ -2,9 +2,10 @@
 
 A signal is a number in [0, 1] per candidate memory, named as `scoring.Signals` names it and weighted by the
 `scoring.Weights` field of the same name (per scope; a tenant overrides them in
-`settings.retrieval_weights`). `search.py` computes each from its module and `scoring.retrieval_score` sums
-them; `ScoredMemory.explain()` shows each value and what produced it. A *stage* re-orders the ranked list
-instead of scoring a memory (diversity).
+`settings.retrieval_weights`) — or, by default, by the fitted ranker's weight of its feature
+(`retrieval/ranker.py`, `ranker_weights.json`). `search.py` computes each from its module and
+`scoring.retrieval_score` sums them; `ScoredMemory.explain()` shows each value and what produced it. A
+*stage* re-orders the ranked list instead of scoring a memory (diversity).
 
 To add a signal: a module here (pure, no Django: import-linter checks it), a field on `scoring.Signals` and
 `scoring.Weights`, an entry below; `tests/unit/memories/test_retrieval_signals.py` fails until all three
