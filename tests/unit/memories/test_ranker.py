@@ -95,3 +95,9 @@ def test_an_absent_file_falls_back_once(tmp_path, monkeypatch, caplog):
         assert caplog.text.count("hand weights") == 1
     finally:
         ranking.active.cache_clear()
+
+
+def test_the_shipped_weights_file_is_valid_and_names_its_training_set():
+    data = json.loads(ranking.WEIGHTS_PATH.read_text())
+    assert ranking.parse(data).version == data["version"]
+    assert set(data["trained_on"]["conversations"]) == {"conv-26", "conv-30", "conv-41", "conv-42", "conv-43"}
