@@ -58,20 +58,7 @@ def searched_contact():
 
 def test_the_vector_candidates_plan_as_without_the_policies(searched_contact):
     contact = searched_contact
-    query_vector = np.asarray(_unit_vectors(1, 99)[0], dtype=np.float32)
-    with tenant_scope(contact.tenant_id):
-        statements: list[tuple[str, object]] = []
-
-        def capture(execute, sql, params, many, context):  # type: ignore[no-untyped-def]
-            statements.append((sql, params))
-            return execute(sql, params, many, context)
-
-        with connection.execute_wrapper(capture):
-            memory_search(tenant=contact.tenant, contact=contact, query="the garden t3", query_vector=query_vector)
-        sql, params = next((sql, params) for sql, params in statements if "vector AS (" in sql)
-        with connection.cursor() as cursor:
-            cursor.execute(f"EXPLAIN (FORMAT JSON) {sql}", params)
-            plan = cursor.fetchone()[0]
+    sql, params, plan = _candidates_plan(contact, query="the garden t3", seed=99)
     settings = connection.settings_dict
     with psycopg.connect(f"host={settings['HOST']} dbname={settings['NAME']} user=postgres") as superuser:
         unpoliced = superuser.execute(f"EXPLAIN (FORMAT JSON) {sql}", params).fetchone()[0]
@@ -82,6 +69,25 @@ def test_the_vector_candidates_plan_as_without_the_policies(searched_contact):
     # (the `all OR bound` form halved the estimate, and the planner then sorted the scope's vectors exactly)
     for with_policy, without in zip(_scans(policed), _scans(free), strict=True):
         assert with_policy["Plan Rows"] >= 0.9 * without["Plan Rows"], (with_policy, without)
+
+
+def _candidates_plan(contact: Any, *, query: str, seed: int, **search: Any) -> tuple[str, Any, list[dict[str, Any]]]:
+    """The candidate statement a search of `contact` for `query` runs (bound to its tenant), and its plan."""
+    query_vector = np.asarray(_unit_vectors(1, seed)[0], dtype=np.float32)
+    with tenant_scope(contact.tenant_id):
+        statements: list[tuple[str, Any]] = []
+
+        def capture(execute, sql, params, many, context):  # type: ignore[no-untyped-def]
+            statements.append((sql, params))
+            return execute(sql, params, many, context)
+
+        with connection.execute_wrapper(capture):
+            memory_search(tenant=contact.tenant, contact=contact, query=query, query_vector=query_vector, **search)
+        sql, params = next((sql, params) for sql, params in statements if "vector AS (" in sql)
+        with connection.cursor() as cursor:
+            cursor.execute(f"EXPLAIN (FORMAT JSON) {sql}", params)
+            plan = cursor.fetchone()[0]
+    return sql, params, plan
 
 
 def _vector_source(plan: list[dict[str, Any]]) -> dict[str, Any]:
@@ -107,26 +113,11 @@ def _nodes(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
 def test_a_question_naming_a_time_reads_the_window_from_the_scope_time_index(searched_contact):
     """Retrieval's time source ("what did I do on 8 May 2023?") finds the memories said in the window through
     memory_scope_time_idx, not by reading every memory of the scope (a contact of 20,000 memories: ~100 ms)."""
-    contact = searched_contact
-    query_vector = np.asarray(_unit_vectors(1, 98)[0], dtype=np.float32)
-    with tenant_scope(contact.tenant_id):
-        statements: list[tuple[str, object]] = []
-
-        def capture(execute, sql, params, many, context):  # type: ignore[no-untyped-def]
-            statements.append((sql, params))
-            return execute(sql, params, many, context)
-
-        with connection.execute_wrapper(capture):
-            memory_search(
-                tenant=contact.tenant,
-                contact=contact,
-                query="what did I do in the garden on 8 May 2023?",
-                query_vector=query_vector,
-                memory_types=("fact", "preference", "episode", "pattern"),  # as GET /context asks
-            )
-        sql, params = next((sql, params) for sql, params in statements if "time AS (" in sql)
-        with connection.cursor() as cursor:
-            cursor.execute(f"EXPLAIN (FORMAT JSON) {sql}", params)
-            plan = cursor.fetchone()[0]
+    _, _, plan = _candidates_plan(
+        searched_contact,
+        query="what did I do in the garden on 8 May 2023?",
+        seed=98,
+        memory_types=("fact", "preference", "episode", "pattern"),  # as GET /context asks
+    )
     source = next(node for node in _nodes(plan[0]["Plan"]) if node.get("Alias") == "time")
     assert "memory_scope_time_idx" in {index for _, index in _shape(source)}, json.dumps(source, indent=1)

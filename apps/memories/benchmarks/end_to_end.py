@@ -20,6 +20,7 @@ from apps.conversations.models import Conversation
 from apps.memories import dispatch
 from apps.memories.benchmarks import datasets
 from apps.memories.benchmarks.stack import EngramClient, bench_tenant_delete, wait_drained
+from apps.memories.ingest.services import IngestItem
 from apps.tenants.models import Tenant
 from apps.tenants.services import api_key_create, tenant_create
 
@@ -108,6 +109,24 @@ def ingest_bodies(conversation: datasets.Conversation) -> list[dict[str, Any]]:
             "occurred_at": turn.occurred_at.isoformat(),
             "display_name": conversation.display_name,
         }
+        for turn in conversation.turns
+    ]
+
+
+def ingest_items(conversation: datasets.Conversation) -> list[IngestItem]:
+    """The conversation as the in-process benchmarks ingest it (`ingest_messages`, one tenant per conversation,
+    so session ids need no prefix)."""
+    return [
+        IngestItem(
+            contact_id=conversation.id,
+            conversation_id=f"session_{turn.session}",
+            message=turn.text,
+            role=turn.role,
+            message_id=message_id(conversation.id, turn.id),
+            speaker=turn.speaker,
+            occurred_at=turn.occurred_at,
+            display_name=conversation.display_name,
+        )
         for turn in conversation.turns
     ]
 

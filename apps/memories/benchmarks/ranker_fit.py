@@ -21,8 +21,8 @@ from django.utils import timezone
 
 from apps.contacts.models import Contact
 from apps.memories.benchmarks import as_in_production, datasets
-from apps.memories.benchmarks.end_to_end import message_id
-from apps.memories.ingest.services import IngestItem, ingest_messages
+from apps.memories.benchmarks.end_to_end import ingest_items
+from apps.memories.ingest.services import ingest_messages
 from apps.memories.retrieval import ranker as ranking
 from apps.memories.retrieval.search import HAND, memory_search
 from apps.tenants.models import Tenant
@@ -96,19 +96,7 @@ def ingested(
                 label = f"{dataset.name.lower()}-{conversation.id}"
                 tenant = tenant_create(name=f"fit {label} {run}", slug=f"fit-{label}-{run}"[:50])
                 tenants.append(tenant)
-                items = [
-                    IngestItem(
-                        contact_id=conversation.id,
-                        conversation_id=f"session_{turn.session}",
-                        message=turn.text,
-                        role=turn.role,
-                        message_id=message_id(conversation.id, turn.id),
-                        speaker=turn.speaker,
-                        occurred_at=turn.occurred_at,
-                        display_name=conversation.display_name,
-                    )
-                    for turn in conversation.turns
-                ]
+                items = ingest_items(conversation)
                 for start in range(0, len(items), BATCH):
                     ingest_messages(tenant=tenant, items=items[start : start + BATCH], actor="bench")
                 contact = Contact.objects.get(tenant=tenant, external_id=conversation.id)

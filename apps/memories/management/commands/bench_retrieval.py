@@ -30,9 +30,9 @@ from tqdm import tqdm
 from apps.contacts.models import Contact
 from apps.core.embeddings import get_embedder
 from apps.memories.benchmarks import as_in_production, beam, datasets, flat, locomo
-from apps.memories.benchmarks.end_to_end import SETTLE_JOBS, Run, message_id, run_http
+from apps.memories.benchmarks.end_to_end import SETTLE_JOBS, Run, ingest_items, run_http
 from apps.memories.benchmarks.stack import dump, embedding_cache_empty, running_stack
-from apps.memories.ingest.services import IngestItem, ingest_messages
+from apps.memories.ingest.services import ingest_messages
 from apps.memories.retrieval.search import memory_search
 from apps.tenants.models import Tenant
 from apps.tenants.services import tenant_create, tenant_delete
@@ -248,19 +248,7 @@ class Command(BaseCommand):
                     label = f"{dataset.name.lower()}-{conversation.id}"
                     tenant = tenant_create(name=f"bench {label} {run}", slug=f"bench-{label}-{run}"[:50])
                     tenants.append(tenant)
-                    items = [
-                        IngestItem(
-                            contact_id=conversation.id,
-                            conversation_id=f"session_{turn.session}",
-                            message=turn.text,
-                            role=turn.role,
-                            message_id=message_id(conversation.id, turn.id),
-                            speaker=turn.speaker,
-                            occurred_at=turn.occurred_at,
-                            display_name=conversation.display_name,
-                        )
-                        for turn in conversation.turns
-                    ]
+                    items = ingest_items(conversation)
                     for start in range(0, len(items), BATCH):
                         started = time.perf_counter()
                         ingest_messages(tenant=tenant, items=items[start : start + BATCH], actor="bench")
