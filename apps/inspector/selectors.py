@@ -20,10 +20,11 @@ from apps.conversations.models import Conversation, Message
 from apps.core.exceptions import NotFound
 from apps.entities.models import Entity
 from apps.entities.selectors import entity_list
-from apps.inspector import charts
+from apps.inspector import breakdown, charts
 from apps.knowledge.models import KnowledgeDocument
 from apps.memories import scoring
 from apps.memories.models import Memory, MemoryEntity, MemoryProfile, MemoryRevision
+from apps.memories.retrieval import ranker as ranking
 from apps.memories.retrieval.search import weights_for
 from apps.memories.selectors import memory_history, memory_list
 from apps.memories.store.revisions import revision_changes
@@ -349,24 +350,25 @@ def mood_timeline_chart(*, tenant: Tenant, contact: Contact, limit: int = 60) ->
 # --- context preview ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class SignalRow:
-    name: str
-    value: float
-    weight: float
-
-    @property
-    def contribution(self) -> float:
-        return round(self.value * self.weight, 4)
-
-
-def signal_rows(*, tenant: Tenant, explain: dict[str, Any]) -> list[SignalRow]:
-    """A memory's score broken down: each signal, its weight for the tenant and what it adds up to."""
-    weights = weights_for(tenant=tenant, is_tenant_scope=False)
-    return [
-        SignalRow(name=name, value=float(value), weight=float(getattr(weights, name)))
-        for name, value in explain.get("signals", {}).items()
-    ]
+def score_breakdown(*, tenant: Tenant, row: dict[str, Any]) -> breakdown.Breakdown:
+    """A context row's score taken apart (breakdown.py): the hand weights' signal × weight, or the fitted
+    ranker's contributions and how its relevance makes the score. The preview is a contact's context, so the
+    contact scope's weights; the fitted weights are printed only when `explain` names the loaded version."""
+    explain = row.get("explain") or {}
+    fitted = ranking.active()
+    version = (explain.get("ranker") or {}).get("version")
+    fitted_weights = (
+        dict(zip(fitted.features, fitted.weights, strict=True))
+        if fitted is not None and fitted.version == version
+        else {}
+    )
+    return breakdown.score_breakdown(
+        explain=explain,
+        score=float(row.get("score") or 0.0),
+        outdated=bool(row.get("outdated")),
+        weights=weights_for(tenant=tenant, is_tenant_scope=False),
+        fitted_weights=fitted_weights,
+    )
 
 
 # --- conversations --------------------------------------------------------------------------------

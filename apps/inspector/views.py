@@ -31,6 +31,7 @@ from apps.inspector.forms import (
 from apps.inspector.permissions import InspectorRequest, forbidden, inspector_view
 from apps.knowledge.search import knowledge_search
 from apps.knowledge.services import document_create, document_delete
+from apps.memories import scoring
 from apps.memories.models import Memory
 from apps.memories.store.editing import memory_correct, memory_delete, memory_edit
 
@@ -145,13 +146,13 @@ def context_preview(request: InspectorRequest, contact_id: str) -> HttpResponse:
             record_access=False,
         )
         source_ids = [source for row in body["memories"] for source in row.get("sources", [])]
+        rows = [{**row, "breakdown": selectors.score_breakdown(tenant=tenant, row=row)} for row in body["memories"]]
         context.update(
             body=body,
             body_json=json.dumps(body, indent=2, ensure_ascii=False, default=str),
-            rows=[
-                {**row, "signal_rows": selectors.signal_rows(tenant=tenant, explain=row.get("explain", {}))}
-                for row in body["memories"]
-            ],
+            rows=rows,
+            ranker_versions=sorted({row["breakdown"].version for row in rows}),
+            outdated_factor=scoring.OUTDATED_FACTOR,
             source_messages=selectors.messages_by_external_id(tenant=tenant, external_ids=source_ids),
             budget_percent=min(100, round(100 * body["tokens_used"] / body["memory_budget"]))
             if body["memory_budget"]

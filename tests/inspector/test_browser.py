@@ -179,7 +179,10 @@ def test_owner_finds_why_the_ai_said_something_edits_and_deletes_it(page, live_s
     item = page.locator(".why-item", has_text=WORK)
     expect(item).to_be_visible()
     expect(item.locator(".score")).to_have_text(re.compile(r"^0\.\d{3}$"))
-    expect(item.locator(".signals")).to_contain_text("similarity")
+    # the shipped fitted ranker scores it: each feature's contribution, then how relevance makes the score
+    expect(page.locator("[data-testid=legend-fitted]")).to_contain_text("Fitted ranker")
+    expect(item.locator(".signals")).to_contain_text("cosine")
+    expect(item.locator("[data-testid=score-composition]")).to_contain_text("relevance")
     expect(item.locator(".sources")).to_contain_text("Hi, I'm Arjun. I work at Infosys in Chennai.")
     expect(page.locator("[data-testid=context-text]")).to_contain_text(f"[FACT] {WORK}")
     assert parse_qs(urlparse(page.url).query)["query"] == ["where does he work"]  # a shareable URL

@@ -11,6 +11,7 @@ from html import unescape
 import pytest
 from django.apps import apps as django_apps
 from django.contrib import admin as django_admin
+from django.template.defaultfilters import floatformat
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
@@ -25,7 +26,7 @@ from apps.memories.ingest.services import memory_add
 from apps.memories.models import ConsolidationRun, Memory, MemoryProfile, MemoryRevision
 from apps.tenants.models import Membership
 from tests.factories import ContactFactory, MembershipFactory, UserFactory
-from tests.inspector.conftest import login, seed_contact
+from tests.inspector.conftest import ARJUN_MESSAGES, login, seed_contact
 from tests.knowledge.uploads import processed
 
 pytestmark = pytest.mark.django_db
@@ -480,9 +481,83 @@ def test_context_preview_is_exactly_what_get_context_returns(owner_client, api, 
     work = seeded.memory(WORK)
     item = html[html.index(f'data-memory-id="{work.pk}"') :]
     item = re.split(r'<li class="why-item"|</ol>', item)[0]
-    assert re.search(r"similarity 0\.\d{3} × 0\.35 = <b>0\.\d{3}</b>", item)
+    assert 'data-testid="legend-fitted"' in html  # the shipped ranker_weights.json scores it
+    assert re.search(r"context cosine 1\.000 × 1\.74 = <b>\+1\.742</b>", item)
     assert "Hi, I&#x27;m Arjun. I work at Infosys in Chennai." in item
     assert f"{api_body['tokens_used']}</strong> of <strong>{api_body['memory_budget']}</strong>" in html
+
+
+def _shown_body(html: str) -> dict:
+    """The GET /context body the preview shows (and draws its breakdown from)."""
+    return json.loads(unescape(re.search(r'data-testid="context-json">(.*?)</pre>', html, re.S).group(1)))
+
+
+def _why_item(html: str, memory_id: str) -> str:
+    item = html[html.index(f'data-memory-id="{memory_id}"') :]
+    return re.split(r'<li class="why-item"|</ol>', item)[0]
+
+
+def test_the_score_breakdown_shows_the_fitted_rankers_contributions(owner_client, tenant):
+    """With the fitted ranker (the shipped weights file) each memory shows the version, every feature's signed
+    contribution (a short question's counts against it: a red segment and a minus sign; zero ones left out)
+    and how its relevance among the query's candidates makes the score."""
+    seeded = seed_contact(tenant, texts=[*ARJUN_MESSAGES, "Where can I buy good filter coffee in Bangalore?"])
+    query, budget = "filter coffee", "2000"  # a budget opens every type: the question's episode comes too
+    html = owner_client.get(
+        f"/inspector/contacts/{seeded.contact.pk}/context/", {"query": query, "token_budget": budget}
+    ).content.decode()
+    body = _shown_body(html)
+    version = body["memories"][0]["explain"]["ranker"]["version"]
+    assert version != "hand"
+    assert f'data-testid="legend-fitted">Fitted ranker <code>{version}</code>' in html
+    assert 'data-testid="legend-hand"' not in html and "Σ signal × weight" not in html
+    question = next(row for row in body["memories"] if row["content"].startswith("Where can I buy"))
+    item = _why_item(html, question["id"])
+    assert question["explain"]["ranker"]["contributions"]["short_question"] == -1.3026
+    assert "short question 1.000 × −1.30 = <b>−1.303</b>" in item
+    assert item.count('class="seg seg-negative"') == 1
+    # every nonzero contribution has its segment and line, the zero ones none (the question names no speaker)
+    contributions = question["explain"]["ranker"]["contributions"]
+    assert contributions["speaker_match"] == 0 and "speaker match" not in item
+    assert item.count('<span class="seg ') == sum(1 for value in contributions.values() if value)
+    # the composition: relevance × (similarity weight + recency × weight + access × weight) = the score
+    signals = question["explain"]["signals"]
+    composition = re.search(r'data-testid="score-composition">(.*?)</p>', item, re.S).group(1)
+    shown = {name: floatformat(value, 3) for name, value in signals.items()}
+    linear = floatformat(sum(contributions.values()), 3)
+    expected = (
+        f"Σ {linear} → relevance {shown['similarity']} × (similarity weight 0.35 + recency {shown['recency']} × 0.25"
+        f" + access {shown['access_frequency']} × 0.10) = {floatformat(question['score'], 3)}"
+    )
+    assert re.sub(r"<[^>]+>", "", composition).split() == expected.split()
+    relevance_times_usage = signals["similarity"] * (
+        0.35 + signals["recency"] * 0.25 + signals["access_frequency"] * 0.1
+    )
+    assert relevance_times_usage == pytest.approx(question["score"], abs=1e-3)
+
+
+def test_the_score_breakdown_keeps_signal_times_weight_for_a_tenant_with_its_own_weights(owner_client, tenant):
+    """A tenant that set its own retrieval_weights keeps the hand formula: the bar is signal × its weight,
+    the usage signals counted in proportion to similarity, and they add up to the score."""
+    tenant.settings = {**(tenant.settings or {}), "retrieval_weights": {"contact": {"similarity": 0.5}}}
+    tenant.save(update_fields=["settings"])
+    seeded = seed_contact(tenant)
+    query = "where does he work"
+    html = owner_client.get(f"/inspector/contacts/{seeded.contact.pk}/context/", {"query": query}).content.decode()
+    body = _shown_body(html)
+    assert {row["explain"]["ranker"]["version"] for row in body["memories"]} == {"hand"}
+    assert 'data-testid="legend-hand">Hand weights: score = Σ signal × weight' in html
+    assert 'data-testid="legend-fitted"' not in html
+    work = next(row for row in body["memories"] if row["content"] == WORK)
+    item = _why_item(html, work["id"])
+    signals = work["explain"]["signals"]
+    similarity = signals["similarity"]
+    shown = {name: floatformat(value, 3) for name, value in signals.items()}
+    assert f"similarity {shown['similarity']} × 0.50 = <b>{floatformat(round(similarity * 0.5, 4), 3)}</b>" in item
+    recency = floatformat(round(signals["recency"] * 0.25 * similarity, 4), 3)
+    assert f"recency {shown['recency']} × 0.25 × similarity {shown['similarity']} = <b>{recency}</b>" in item
+    total = sum(float(value) for value in re.findall(r"= <b>([0-9.]+)</b></li>", item))
+    assert total == pytest.approx(work["score"], abs=0.004)
 
 
 def test_a_context_preview_of_crisis_words_flags_no_one(owner_client, seeded, tenant):

@@ -28,6 +28,23 @@ def percent(value: Any) -> int:
 
 
 @register.filter
+def number(value: Any, digits: int = 3) -> str:
+    """A number with `digits` decimals and a true minus sign (−1.303), for a signed weight or contribution."""
+    try:
+        text = f"{float(value):.{int(digits)}f}"
+    except (TypeError, ValueError):
+        return ""
+    return text.replace("-", "\u2212")
+
+
+@register.filter
+def signed(value: Any, digits: int = 3) -> str:
+    """A contribution with its sign: +1.823, −1.303 (0 as 0.000)."""
+    text = number(value, digits)
+    return f"+{text}" if text and not text.startswith("\u2212") and float(value) != 0 else text
+
+
+@register.filter
 def get_item(mapping: Any, key: Any) -> Any:
     return mapping.get(key) if hasattr(mapping, "get") else None
 
