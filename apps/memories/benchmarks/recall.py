@@ -3,11 +3,13 @@
 top results as an exact search of the same scope.
 
 The approximate statement is the search's own vector source (apps/memories/retrieval/search.py: the scope's
-current memories, `ORDER BY embedding <=> q LIMIT n`, under the connection's ef_search and iterative-scan
-settings, bound to the tenant as a request is). The exact one orders by the same distance plus zero, an
-expression no index can serve, so PostgreSQL computes every distance of the scope (the scope's own B-tree
-filters still apply). recall@10 = |approximate top 10 ∩ exact top 10| / |exact top 10|, averaged over queries;
-`in_candidates` is the same for the search's 50 vector candidates re-ordered by distance (what ranking sees).
+current memories, `ORDER BY embedding <=> q LIMIT n`, under the ef_search the search uses for a scope of that
+size (retrieval/vector_effort.py: the connection's, or more for a large scope) unless the caller set one, and the
+connection's iterative-scan setting, bound to the tenant as a request is). The exact one orders by the same
+distance plus zero, an expression no index can serve, so PostgreSQL computes every distance of the scope (the
+scope's own B-tree filters still apply). recall@10 = |approximate top 10 ∩ exact top 10| / |exact top 10|,
+averaged over queries; `in_candidates` is the same for the search's 50 vector candidates re-ordered by distance
+(what ranking sees).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from django.db import connection
 
 from apps.core.embeddings import vector_literal
 from apps.core.tenancy import tenant_bind, tenant_reset
+from apps.memories.retrieval import vector_effort
 from apps.memories.retrieval.lexicon import current_scope_sql
 
 CANDIDATES = 50  # the search's VECTOR_CANDIDATES
@@ -85,9 +88,11 @@ def scope_recall(
     label: str,
     k: int = 10,
     exact_cache: dict[tuple[Any, bytes], list[Any]] | None = None,
+    as_search: bool = True,
 ) -> ScopeRecall:
     """Each query vector asked of each scope in `contact_ids` (None: the tenant's brain), in turn. `exact_cache`
-    keeps the exact answers between calls (the same queries at several ef_search values)."""
+    keeps the exact answers between calls (the same queries at several ef_search values). `as_search`: at the
+    ef_search the search picks for the scope's size; False: at the connection's (a caller's SET)."""
     exact_cache = {} if exact_cache is None else exact_cache
     recalls, in_candidates, sizes, within, gaps = [], [], [], [], []
     short = foreign = asked = 0
@@ -111,17 +116,22 @@ def scope_recall(
                     asked += 1
                     values = {**params, "vector": vector_literal(vector)}
                     if len(plans) < 3 and asked <= len(contact_ids) * 2:
-                        plans.add(_plan(cursor, approximate, {**values, "limit": CANDIDATES}))
+                        with vector_effort.searching_at(
+                            cursor, vector_effort.ef_search_for(size) if as_search else None
+                        ):
+                            plans.add(_plan(cursor, approximate, {**values, "limit": CANDIDATES}))
                     cache_key = (contact_id, vector.tobytes())
                     if cache_key not in exact_cache:
                         cursor.execute(exact, {**values, "limit": k})
                         exact_cache[cache_key] = [(row[0], float(row[2])) for row in cursor.fetchall()]
                     truth = [pk for pk, _ in exact_cache[cache_key]]
                     distances = [distance for _, distance in exact_cache[cache_key]]
-                    cursor.execute(approximate, {**values, "limit": k})
-                    top = cursor.fetchall()
-                    cursor.execute(approximate, {**values, "limit": CANDIDATES})
-                    candidates = cursor.fetchall()
+                    effort = vector_effort.ef_search_for(size) if as_search else None
+                    with vector_effort.searching_at(cursor, effort):
+                        cursor.execute(approximate, {**values, "limit": k})
+                        top = cursor.fetchall()
+                        cursor.execute(approximate, {**values, "limit": CANDIDATES})
+                        candidates = cursor.fetchall()
                     for rows in (top, candidates):
                         foreign += sum(1 for row in rows if contact_id != ANY_CONTACT and row[1] != contact_id)
                     if len(top) < min(k, size):
@@ -156,7 +166,8 @@ def ef_search() -> str:
     with connection.cursor() as cursor:
         cursor.execute("SELECT current_setting('hnsw.ef_search', true), current_setting('hnsw.iterative_scan', true)")
         row = cursor.fetchone()
-    return f"hnsw.ef_search {row[0]}, hnsw.iterative_scan {row[1]}" if row else "unknown"
+    large = f"{vector_effort.LARGE_SCOPE_EF_SEARCH} for scopes of {vector_effort.LARGE_SCOPE:,} memories or more"
+    return f"hnsw.ef_search {row[0]} ({large}), hnsw.iterative_scan {row[1]}" if row else "unknown"
 
 
 def contact_sample(*, tenant_id: Any, count: int, minimum: int = 10) -> list[uuid.UUID]:

@@ -50,6 +50,7 @@ from apps.memories import scoring
 from apps.memories.models.memory import scope_token
 from apps.memories.retrieval import ranker as ranking
 from apps.memories.retrieval import relevance as relevance_rules
+from apps.memories.retrieval import vector_effort
 from apps.memories.retrieval.lexicon import (
     LEXICON_FROM,
     current_scope_sql,
@@ -565,7 +566,8 @@ def _candidates(
         "coalesce(m.metadata->>'speaker', ''), m.index_terms "
         "FROM candidate k JOIN memories_memory m ON m.id = k.id"
     )
-    with bound_cursor() as cursor:
+    # a large scope searches the vector index wider (retrieval/vector_effort.py: its recall, and the plans)
+    with bound_cursor() as cursor, vector_effort.searching_at(cursor, vector_effort.ef_search_for(stats.total)):
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     return [

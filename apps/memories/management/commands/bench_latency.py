@@ -257,6 +257,7 @@ class Command(BaseCommand):
                         vectors=vectors,
                         label=f"{size:>9,} {name} at ef_search {ef}, {mode}",
                         exact_cache=exact,
+                        as_search=False,
                     )
                     lines.append(result.line())
                     self.stdout.write(lines[-1])

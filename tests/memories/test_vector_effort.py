@@ -1,0 +1,75 @@
+"""A large scope's candidates are searched wider in the vector index (retrieval/vector_effort.py), and only
+they: the setting is back to the connection's after the search, in autocommit and inside a transaction."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from django.db import connection, transaction
+
+from apps.core.tenancy import tenant_scope
+from apps.memories.retrieval import vector_effort
+from apps.memories.retrieval.search import memory_search
+from tests.factories import GARDEN_TOPICS, ContactFactory, MemoryFactory
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _ef_search() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW hnsw.ef_search")
+        return str(cursor.fetchone()[0])
+
+
+def _search_seeing_ef(contact, query: str = "the tomato plants") -> tuple[str, str]:  # type: ignore[no-untyped-def]
+    """The ef_search in force when the search's candidate statement ran, and the one after the search."""
+    seen: list[str] = []
+
+    def look(execute, sql, params, many, context):  # type: ignore[no-untyped-def]
+        if "vector AS (" in sql:
+            seen.append(_ef_search())
+        return execute(sql, params, many, context)
+
+    vector = np.ones(384, dtype=np.float32) / np.sqrt(384)
+    with tenant_scope(contact.tenant_id), connection.execute_wrapper(look):
+        memory_search(tenant=contact.tenant, contact=contact, query=query, query_vector=vector)
+    assert len(seen) == 1
+    return seen[0], _ef_search()
+
+
+@pytest.fixture
+def contact():
+    contact = ContactFactory()
+    MemoryFactory.bulk(GARDEN_TOPICS[:8], tenant=contact.tenant, contact=contact)
+    return contact
+
+
+def test_a_scope_below_the_large_size_is_searched_at_the_connections_ef_search(contact, monkeypatch):
+    monkeypatch.setattr(vector_effort, "LARGE_SCOPE", 9)
+    assert _search_seeing_ef(contact) == ("100", "100")
+
+
+def test_a_large_scope_is_searched_wider_and_the_setting_restored(contact, monkeypatch):
+    monkeypatch.setattr(vector_effort, "LARGE_SCOPE", 8)
+    assert _search_seeing_ef(contact) == (str(vector_effort.LARGE_SCOPE_EF_SEARCH), "100")
+
+
+def test_inside_a_transaction_the_wider_search_ends_with_the_search(contact, monkeypatch):
+    monkeypatch.setattr(vector_effort, "LARGE_SCOPE", 8)
+    with transaction.atomic():
+        during, after = _search_seeing_ef(contact)
+        assert (during, after) == (str(vector_effort.LARGE_SCOPE_EF_SEARCH), "100")
+    assert _ef_search() == "100"
+
+
+def test_a_failed_statement_does_not_leave_the_connection_searching_wider():
+    with connection.cursor() as cursor:
+        with pytest.raises(ZeroDivisionError):
+            with vector_effort.searching_at(cursor, 400):
+                assert _ef_search() == "400"
+                raise ZeroDivisionError
+    assert _ef_search() == "100"
+    with pytest.raises(Exception, match="division by zero"):
+        with transaction.atomic(), connection.cursor() as cursor, vector_effort.searching_at(cursor, 400):
+            cursor.execute("SELECT 1 / 0")
+    assert _ef_search() == "100"
