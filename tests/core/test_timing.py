@@ -35,5 +35,31 @@ def test_the_header_reads_back_as_it_was_written():
     watch = Stopwatch()
     watch.totals = {"embedding": 0.0125, "sql": 0.004}
     watch.elapsed = 0.02
+    watch.cpu = {"embedding": 0.006, "sql": 0.001}
+    watch.elapsed_cpu = 0.009
     assert parse_server_timing(watch.header()) == {"embedding": 12.5, "sql": 4.0, "other": 3.5, "total": 20.0}
+    assert parse_server_timing(watch.header(), cpu=True) == {"embedding": 6.0, "sql": 1.0, "other": 2.0, "total": 9.0}
     assert parse_server_timing('cache;desc="x", db;dur=bad, app;dur=1.5') == {"app": 1.5}
+
+
+def _busy(seconds: float) -> None:
+    until = time.process_time() + seconds
+    while time.process_time() < until:
+        pass
+
+
+def test_a_phase_that_waits_shows_wall_time_without_processor_time():
+    """What tells a phase that waited for a core (or for another process) from one that worked: its CPU time,
+    exclusive like its wall time, every thread of the process counted."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    watch = Stopwatch()
+    watch.enter("write")
+    time.sleep(0.05)  # waiting: wall time, no processor time
+    watch.enter("embedding")
+    with ThreadPoolExecutor(max_workers=1) as pool:  # work on another thread of the process counts too
+        pool.submit(_busy, 0.05).result()
+    watch.leave()
+    watch.leave()
+    assert watch.cpu["embedding"] >= 0.045
+    assert watch.cpu["write"] < 0.02 <= watch.totals["write"]

@@ -54,6 +54,7 @@ class Timed:
     body: Any
     milliseconds: float
     server_timing: dict[str, float] = field(default_factory=dict)  # the Server-Timing header, {phase: ms}
+    server_cpu: dict[str, float] = field(default_factory=dict)  # its processor time, {phase: ms}
 
 
 class EngramClient:
@@ -81,6 +82,7 @@ class EngramClient:
             response.json() if response.content else None,
             elapsed,
             parse_server_timing(response.headers.get("Server-Timing", "")),
+            parse_server_timing(response.headers.get("Server-Timing", ""), cpu=True),
         )
 
     def ingest_batch(self, messages: list[dict[str, Any]], *, attempts: int = 4) -> Timed:

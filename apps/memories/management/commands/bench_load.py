@@ -93,6 +93,14 @@ def _per_message(load: _Load) -> dict[str, float]:
     return cells
 
 
+def _per_message_cpu(load: _Load) -> dict[str, float]:
+    """Processor milliseconds per ingested message in each phase (the web worker's process, its threads
+    included): beside `_per_message`, a phase's wall time well above its CPU time waited for a core."""
+    if not load.profiled_messages:
+        return {}
+    return {name: round(value / load.profiled_messages, 2) for name, value in sorted(load.cpu_ms.items())}
+
+
 class _Load:
     """What the threads share: the stop flag, the figures, and the conversations already started."""
 
@@ -106,6 +114,7 @@ class _Load:
         self.error_samples: list[str] = []
         self.started_contacts: dict[str, str] = {}  # contact id → the dataset's sample id
         self.phase_ms: dict[str, float] = defaultdict(float)  # the ingest answers' Server-Timing, summed
+        self.cpu_ms: dict[str, float] = defaultdict(float)  # and the processor time it reports, summed
         self.profiled_messages = 0  # messages of the answers that carried one
         self.client_ms = 0.0  # those answers' time as the client measured it
         self.shed: dict[str, int] = defaultdict(int)  # 429/503 with Retry-After, per endpoint
@@ -283,6 +292,7 @@ class Command(BaseCommand):
             "ingest_messages_per_second": round(load.ingested / writing_seconds, 1) if writing_seconds else None,
             "batch_ms": locomo.percentiles(load.batch_ms),
             "per_message_ms": _per_message(load),
+            "per_message_cpu_ms": _per_message_cpu(load),
             "reads": {
                 endpoint: locomo.percentiles(values) | {"n": len(values)} for endpoint, values in load.read_ms.items()
             },
@@ -340,6 +350,8 @@ class Command(BaseCommand):
                             load.client_ms += answer.milliseconds
                             for name, milliseconds in answer.server_timing.items():
                                 load.phase_ms[name] += milliseconds
+                            for name, milliseconds in answer.server_cpu.items():
+                                load.cpu_ms[name] += milliseconds
                         load.started_contacts[contact_id] = sample_id
                     sent += len(chunk)
                     if rate:
@@ -412,6 +424,11 @@ class Command(BaseCommand):
                 "per ingested message (ms, server's Server-Timing; 'outside' = the client's time not in the view: "
                 "HTTP, auth, rendering, waiting for a worker): "
                 + ", ".join(f"{name} {value}" for name, value in profile.items())
+            )
+        if figures.get("per_message_cpu_ms"):
+            self.stdout.write(
+                "  of which processor time (ms per message, the web worker's process): "
+                + ", ".join(f"{name} {value}" for name, value in figures["per_message_cpu_ms"].items())
             )
         for endpoint, cells in figures["reads"].items():
             self.stdout.write(
