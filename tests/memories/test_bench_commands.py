@@ -219,6 +219,9 @@ def test_bench_load_writes_and_reads_through_a_live_server_and_reports_the_queue
     expected = report["ingest_messages_per_second"] / report["bound"]["turns_per_second"]
     assert report["ratio"] == pytest.approx(expected, rel=0.01, abs=0.001)
     assert report["per_message_ms"]["embedding"] > 0 and report["per_message_ms"]["sql"] > 0
+    # and the processor time of both sides, so more work tells from waiting for a core
+    assert report["per_message_cpu_ms"]["embedding"] > 0
+    assert all(run["best_cpu_ms_per_turn"] > 0 for run in report["bound"]["runs"])
     assert "ratio" in out.getvalue() and "per ingested message" in out.getvalue()
 
 

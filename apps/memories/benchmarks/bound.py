@@ -42,6 +42,7 @@ class Trial:
     callers: int  # concurrent embed_batch calls
     threads: int  # intra-op threads of each call (local embedder; 0: not applicable)
     turns_per_second: float
+    cpu_ms_per_turn: float = 0.0  # processor time of this process (every thread) per turn
 
     @property
     def label(self) -> str:
@@ -70,21 +71,25 @@ class Bound:
             "turns_per_second": round(self.turns_per_second, 1),
             "best": self.best.label,
             "best_batch_size": self.best.batch_size,
+            "best_cpu_ms_per_turn": round(self.best.cpu_ms_per_turn, 2),
             "trials": {trial.label: round(trial.turns_per_second, 1) for trial in self.trials},
         }
 
 
-def _rate(texts: Sequence[str], embed: Callable[[Sequence[str]], Any], *, callers: int) -> float:
-    """Turns/s of embedding all `texts`, split into `callers` equal shares embedded at once."""
+def _rate(texts: Sequence[str], embed: Callable[[Sequence[str]], Any], *, callers: int) -> tuple[float, float]:
+    """(turns/s, processor ms per turn) of embedding all `texts`, split into `callers` equal shares embedded
+    at once. The processor time is this process's (every thread): ingest's embedding phase reports the same
+    measure (`cpu-embedding` in Server-Timing), so the two tell more work from waiting for a core."""
     shares = [list(texts[index::callers]) for index in range(callers)]
     embed(shares[0][:8])  # warm-up: load, first-run allocations
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     if callers == 1:
         embed(shares[0])
     else:
         with ThreadPoolExecutor(max_workers=callers) as pool:
             list(pool.map(embed, shares))
-    return len(texts) / (time.perf_counter() - started)
+    seconds, cpu_seconds = time.perf_counter() - started, time.process_time() - cpu_started
+    return len(texts) / seconds, cpu_seconds * 1000 / len(texts)
 
 
 def embedder_bound(texts: Sequence[str], *, batch_sizes: Sequence[int] = BATCH_SIZES) -> Bound:
@@ -97,9 +102,9 @@ def embedder_bound(texts: Sequence[str], *, batch_sizes: Sequence[int] = BATCH_S
             # one call with a thread per core, and a one-thread call per core at once (ONNX releases the GIL)
             many_threads = LocalOnnxEmbedder(threads=cores, batch_size=batch_size, callers=1)
             one_thread = LocalOnnxEmbedder(threads=1, batch_size=batch_size, callers=1)
-            trials.append(Trial(batch_size, 1, cores, _rate(texts, many_threads.embed_batch, callers=1)))
+            trials.append(Trial(batch_size, 1, cores, *_rate(texts, many_threads.embed_batch, callers=1)))
             if cores > 1:
-                trials.append(Trial(batch_size, cores, 1, _rate(texts, one_thread.embed_batch, callers=cores)))
+                trials.append(Trial(batch_size, cores, 1, *_rate(texts, one_thread.embed_batch, callers=cores)))
             continue
 
         def in_batches(share: Sequence[str], size: int = batch_size) -> None:
@@ -107,5 +112,5 @@ def embedder_bound(texts: Sequence[str], *, batch_sizes: Sequence[int] = BATCH_S
                 inner.embed_batch(list(share[first : first + size]))
 
         for callers in dict.fromkeys((1, cores)):
-            trials.append(Trial(batch_size, callers, 0, _rate(texts, in_batches, callers=callers)))
+            trials.append(Trial(batch_size, callers, 0, *_rate(texts, in_batches, callers=callers)))
     return Bound(embedder=inner.name, texts=len(texts), trials=tuple(trials))

@@ -207,7 +207,8 @@ class Command(BaseCommand):
         bound = embedder_bound(sample_texts(data))
         self.stdout.write(
             f"bound ({when} the load): {bound.embedder} alone embeds {bound.turns_per_second:.1f} turns/s "
-            f"({bound.best.label}; {bound.texts} LoCoMo turns)"
+            f"({bound.best.label}; {bound.texts} LoCoMo turns; {bound.best.cpu_ms_per_turn:.2f} ms of processor time "
+            "per turn)"
         )
         return bound
 
