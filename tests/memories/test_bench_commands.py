@@ -222,6 +222,7 @@ def test_bench_load_writes_and_reads_through_a_live_server_and_reports_the_queue
     # and the processor time of both sides, so more work tells from waiting for a core
     assert report["per_message_cpu_ms"]["embedding"] > 0
     assert all(run["best_cpu_ms_per_turn"] > 0 for run in report["bound"]["runs"])
+    assert report["reads_cpu"]["search"]["cpu_ms_per_read"] > 0 and report["reads_cpu"]["context"]["web_cores"] > 0
     assert "ratio" in out.getvalue() and "per ingested message" in out.getvalue()
 
 

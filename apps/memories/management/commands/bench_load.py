@@ -120,6 +120,10 @@ class _Load:
         self.shed: dict[str, int] = defaultdict(int)  # 429/503 with Retry-After, per endpoint
         self.shed_wait_ms: dict[str, list[float]] = defaultdict(list)  # how long each refusal took to come
         self.answer_ms: dict[str, list[float]] = defaultdict(list)  # first attempt → served, refusals included
+        # the served reads' processor time in the web worker, and their SQL's wall time (PostgreSQL's CPU is
+        # another process's): what the reads take from the cores the writers share
+        self.read_cpu_ms: dict[str, list[float]] = defaultdict(list)
+        self.read_sql_ms: dict[str, list[float]] = defaultdict(list)
         self.accepted_ids: list[str] = []  # message ids of the batches answered 2xx
         self.created_ids: list[str] = []  # memory ids those answers say were created
 
@@ -294,6 +298,15 @@ class Command(BaseCommand):
             "batch_ms": locomo.percentiles(load.batch_ms),
             "per_message_ms": _per_message(load),
             "per_message_cpu_ms": _per_message_cpu(load),
+            "reads_cpu": {
+                endpoint: {
+                    "cpu_ms_per_read": round(sum(values) / len(values), 2),
+                    "sql_ms_per_read": round(sum(load.read_sql_ms[endpoint]) / len(values), 2),
+                    "web_cores": round(sum(values) / 1000 / writing_seconds, 2) if writing_seconds else None,
+                }
+                for endpoint, values in load.read_cpu_ms.items()
+                if values
+            },
             "reads": {
                 endpoint: locomo.percentiles(values) | {"n": len(values)} for endpoint, values in load.read_ms.items()
             },
@@ -400,6 +413,9 @@ class Command(BaseCommand):
                             break
                         with load.lock:
                             load.read_ms[endpoint].append(answer.milliseconds)
+                            if answer.server_cpu:
+                                load.read_cpu_ms[endpoint].append(answer.server_cpu.get("total", 0.0))
+                                load.read_sql_ms[endpoint].append(answer.server_timing.get("sql", 0.0))
                             load.answer_ms[endpoint].append((time.monotonic() - first_sent) * 1000)
                         break
         finally:
@@ -430,6 +446,11 @@ class Command(BaseCommand):
             self.stdout.write(
                 "  of which processor time (ms per message, the web worker's process): "
                 + ", ".join(f"{name} {value}" for name, value in figures["per_message_cpu_ms"].items())
+            )
+        for endpoint, cells in figures.get("reads_cpu", {}).items():
+            self.stdout.write(
+                f"  {endpoint:<8} web worker's processor time {cells['cpu_ms_per_read']} ms per read (SQL wall "
+                f"{cells['sql_ms_per_read']} ms, PostgreSQL's CPU not in it): {cells['web_cores']} of a core"
             )
         for endpoint, cells in figures["reads"].items():
             self.stdout.write(
