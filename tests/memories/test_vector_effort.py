@@ -63,13 +63,11 @@ def test_inside_a_transaction_the_wider_search_ends_with_the_search(contact, mon
 
 
 def test_a_failed_statement_does_not_leave_the_connection_searching_wider():
-    with connection.cursor() as cursor:
-        with pytest.raises(ZeroDivisionError):
-            with vector_effort.searching_at(cursor, 400):
-                assert _ef_search() == "400"
-                raise ZeroDivisionError
+    with connection.cursor() as cursor, pytest.raises(ZeroDivisionError), vector_effort.searching_at(cursor, 400):
+        assert _ef_search() == "400"
+        raise ZeroDivisionError
     assert _ef_search() == "100"
-    with pytest.raises(Exception, match="division by zero"):
-        with transaction.atomic(), connection.cursor() as cursor, vector_effort.searching_at(cursor, 400):
-            cursor.execute("SELECT 1 / 0")
+    failing = pytest.raises(Exception, match="division by zero")
+    with failing, transaction.atomic(), connection.cursor() as cursor, vector_effort.searching_at(cursor, 400):
+        cursor.execute("SELECT 1 / 0")
     assert _ef_search() == "100"
