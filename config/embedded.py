@@ -312,6 +312,17 @@ def _stop_unprotected_redis(port: int) -> None:
     import redis
 
     try:
+        # protected by another password: another checkout's server (its tests, its `make run`), left alone
+        # (asked first: redis-py's shutdown() takes the refusal for the expected dropped connection)
+        redis.Redis(port=port, socket_timeout=2).ping()
+    except redis.exceptions.AuthenticationError:
+        raise RuntimeError(
+            f"Port {port} is held by another checkout's Redis (it refuses this checkout's password). Stop it, or "
+            "give this checkout other ports: ENGRAM_REDIS_PORT (make run) and ENGRAM_TEST_REDIS_PORT (tests)."
+        ) from None
+    except redis.exceptions.RedisError:
+        pass  # not a Redis that answers: the shutdown below reports it
+    try:
         redis.Redis(port=port, socket_timeout=2).shutdown(nosave=True)
     except redis.exceptions.ConnectionError:
         pass  # shutdown closes the connection under us: that error is the expected answer

@@ -4,6 +4,7 @@ a password, the dangerous commands renamed away, an unprivileged process, a serv
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pwd
 import shutil
@@ -127,4 +128,39 @@ def test_a_server_left_without_a_password_is_replaced(tmp_path):
         assert redis.Redis.from_url(url).ping() is True
     finally:
         embedded.stop_redis(profile)
+        shutil.rmtree(profile.root, ignore_errors=True)
+
+
+def test_a_port_held_by_another_checkouts_server_is_a_clear_error_and_that_server_is_left_alone(tmp_path):
+    """Two checkouts on one machine, the same default port: the second's tests used to wait, fail to bind and
+    report "Redis did not start (see redis.log)"; they now say who holds the port and which setting moves them."""
+    profile = embedded.EmbeddedProfile(name=f"test-embedded-{_free_port()}", redis_port=_free_port())
+    subprocess.run(
+        [
+            embedded.redis_executable(),
+            "--port",
+            str(profile.redis_port),
+            "--bind",
+            "127.0.0.1",
+            "--daemonize",
+            "yes",
+            "--save",
+            "",
+            "--dir",
+            str(tmp_path),
+            "--requirepass",
+            "another-checkouts-password",
+        ],
+        check=True,
+        capture_output=True,
+    )
+    theirs = redis.Redis(port=profile.redis_port, password="another-checkouts-password")
+    try:
+        wait_until(lambda: theirs.ping())
+        with pytest.raises(RuntimeError, match=r"another checkout's Redis.*ENGRAM_TEST_REDIS_PORT"):
+            embedded.redis_url(profile)
+        assert theirs.ping() is True
+    finally:
+        with contextlib.suppress(redis.exceptions.ConnectionError):
+            theirs.shutdown(nosave=True)
         shutil.rmtree(profile.root, ignore_errors=True)
