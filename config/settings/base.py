@@ -263,6 +263,10 @@ ENGRAM = {
     # requests per minute per API key (0: unlimited); over it 429 with Retry-After (apps/tenants/throttling.py)
     "RATE_LIMIT_PER_MINUTE": env.int("ENGRAM_RATE_LIMIT_PER_MINUTE", default=6000),
     "MAX_DOCUMENT_BYTES": 2 * 1024 * 1024,
+    # hnsw.ef_search of the candidate statement of a scope of VECTOR_LARGE_SCOPE memories or more (0: the
+    # connection's 100 for every scope): recall@10 of large scopes (apps/memories/retrieval/vector_effort.py)
+    "VECTOR_LARGE_SCOPE": env.int("ENGRAM_VECTOR_LARGE_SCOPE", default=10_000),
+    "VECTOR_LARGE_SCOPE_EF_SEARCH": env.int("ENGRAM_VECTOR_LARGE_SCOPE_EF_SEARCH", default=400),
     # heavy requests (batch ingest, document upload, brain context) of one tenant in flight at once (0: no cap);
     # one more is a 429 with Retry-After (apps/tenants/concurrency.py)
     "HEAVY_REQUESTS_PER_TENANT": env.int("ENGRAM_HEAVY_REQUESTS_PER_TENANT", default=2),

@@ -44,21 +44,30 @@ def contact():
     return contact
 
 
-def test_a_scope_below_the_large_size_is_searched_at_the_connections_ef_search(contact, monkeypatch):
-    monkeypatch.setattr(vector_effort, "LARGE_SCOPE", 9)
+def _large_from(settings, size: int, ef_search: int = 400) -> None:  # type: ignore[no-untyped-def]
+    settings.ENGRAM = {**settings.ENGRAM, "VECTOR_LARGE_SCOPE": size, "VECTOR_LARGE_SCOPE_EF_SEARCH": ef_search}
+
+
+def test_a_scope_below_the_large_size_is_searched_at_the_connections_ef_search(contact, settings):
+    _large_from(settings, 9)
     assert _search_seeing_ef(contact) == ("100", "100")
 
 
-def test_a_large_scope_is_searched_wider_and_the_setting_restored(contact, monkeypatch):
-    monkeypatch.setattr(vector_effort, "LARGE_SCOPE", 8)
-    assert _search_seeing_ef(contact) == (str(vector_effort.LARGE_SCOPE_EF_SEARCH), "100")
+def test_a_large_scope_is_searched_wider_and_the_setting_restored(contact, settings):
+    _large_from(settings, 8)
+    assert _search_seeing_ef(contact) == ("400", "100")
 
 
-def test_inside_a_transaction_the_wider_search_ends_with_the_search(contact, monkeypatch):
-    monkeypatch.setattr(vector_effort, "LARGE_SCOPE", 8)
+def test_the_wider_search_can_be_turned_off(contact, settings):
+    _large_from(settings, 8, ef_search=0)
+    assert _search_seeing_ef(contact) == ("100", "100")
+
+
+def test_inside_a_transaction_the_wider_search_ends_with_the_search(contact, settings):
+    _large_from(settings, 8)
     with transaction.atomic():
         during, after = _search_seeing_ef(contact)
-        assert (during, after) == (str(vector_effort.LARGE_SCOPE_EF_SEARCH), "100")
+        assert (during, after) == ("400", "100")
     assert _ef_search() == "100"
 
 

@@ -166,7 +166,7 @@ def ef_search() -> str:
     with connection.cursor() as cursor:
         cursor.execute("SELECT current_setting('hnsw.ef_search', true), current_setting('hnsw.iterative_scan', true)")
         row = cursor.fetchone()
-    large = f"{vector_effort.LARGE_SCOPE_EF_SEARCH} for scopes of {vector_effort.LARGE_SCOPE:,} memories or more"
+    large = f"{vector_effort.large_scope_ef_search()} for scopes of {vector_effort.large_scope():,} memories or more"
     return f"hnsw.ef_search {row[0]} ({large}), hnsw.iterative_scan {row[1]}" if row else "unknown"
 
 
