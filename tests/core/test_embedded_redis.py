@@ -99,15 +99,13 @@ def test_the_server_has_the_lua_fixes(server):
     assert client.ping() is True
 
 
-def test_a_server_left_without_a_password_is_replaced(tmp_path):
-    """A checkout's server from before this change (no password, running as its starter) is shut down and
-    started again protected, on the same port."""
-    profile = embedded.EmbeddedProfile(name=f"test-embedded-{_free_port()}", redis_port=_free_port())
+def _server_not_started_here(port: int, directory, *options: str) -> None:  # type: ignore[no-untyped-def]
+    """A Redis on `port` that this code did not start (an older checkout's, another checkout's), as its starter."""
     subprocess.run(
         [
             embedded.redis_executable(),
             "--port",
-            str(profile.redis_port),
+            str(port),
             "--bind",
             "127.0.0.1",
             "--daemonize",
@@ -115,11 +113,19 @@ def test_a_server_left_without_a_password_is_replaced(tmp_path):
             "--save",
             "",
             "--dir",
-            str(tmp_path),
+            str(directory),
+            *options,
         ],
         check=True,
         capture_output=True,
     )
+
+
+def test_a_server_left_without_a_password_is_replaced(tmp_path):
+    """A checkout's server from before this change (no password, running as its starter) is shut down and
+    started again protected, on the same port."""
+    profile = embedded.EmbeddedProfile(name=f"test-embedded-{_free_port()}", redis_port=_free_port())
+    _server_not_started_here(profile.redis_port, tmp_path)
     try:
         wait_until(lambda: redis.Redis(port=profile.redis_port).ping())
         url = embedded.redis_url(profile)
@@ -135,25 +141,7 @@ def test_a_port_held_by_another_checkouts_server_is_a_clear_error_and_that_serve
     """Two checkouts on one machine, the same default port: the second's tests used to wait, fail to bind and
     report "Redis did not start (see redis.log)"; they now say who holds the port and which setting moves them."""
     profile = embedded.EmbeddedProfile(name=f"test-embedded-{_free_port()}", redis_port=_free_port())
-    subprocess.run(
-        [
-            embedded.redis_executable(),
-            "--port",
-            str(profile.redis_port),
-            "--bind",
-            "127.0.0.1",
-            "--daemonize",
-            "yes",
-            "--save",
-            "",
-            "--dir",
-            str(tmp_path),
-            "--requirepass",
-            "another-checkouts-password",
-        ],
-        check=True,
-        capture_output=True,
-    )
+    _server_not_started_here(profile.redis_port, tmp_path, "--requirepass", "another-checkouts-password")
     theirs = redis.Redis(port=profile.redis_port, password="another-checkouts-password")
     try:
         wait_until(lambda: theirs.ping())
