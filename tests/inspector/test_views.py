@@ -483,7 +483,14 @@ def test_context_preview_is_exactly_what_get_context_returns(owner_client, api, 
     item = html[html.index(f'data-memory-id="{work.pk}"') :]
     item = re.split(r'<li class="why-item"|</ol>', item)[0]
     assert 'data-testid="legend-fitted"' in html  # the shipped ranker_weights.json scores it
-    assert re.search(r"context cosine 1\.000 × 1\.74 = <b>\+1\.742</b>", item)
+    # its cosine line: the feature's value × the shipped weight = its contribution (read from the weights file,
+    # not written here: the line must follow whatever fit ships)
+    ranker = next(row for row in api_body["memories"] if row["id"] == str(work.pk))["explain"]["ranker"]
+    weight = dict(zip(ranking.active().features, ranking.active().weights, strict=True))["cosine"]
+    value, contribution = ranker["features"]["cosine"], ranker["contributions"]["cosine"]
+    assert weight > 0 and contribution == round(value * weight, 4) and contribution > 0
+    line = f"cosine {floatformat(value, 3)} × {floatformat(weight, 2)} = <b>+{floatformat(contribution, 3)}</b>"
+    assert f'feat-cosine">{line}' in item
     assert "Hi, I&#x27;m Arjun. I work at Infosys in Chennai." in item
     assert f"{api_body['tokens_used']}</strong> of <strong>{api_body['memory_budget']}</strong>" in html
 
