@@ -161,30 +161,22 @@ def score_breakdown(
     features: Mapping[str, Any] = ranker.get("features") or {}
     version = str(ranker.get("version") or HAND)
     outside_window = bool(_number(features.get("outside_window")))
+    relevance, usage = 0.0, None
     if version == HAND:
         terms = _hand_terms(signals, weights)
-        total = sum(term.contribution for term in terms)
-        factors, composed = _factors(before=total, score=score, outdated=outdated, outside_window=outside_window)
-        return Breakdown(
-            version=version,
-            terms=terms,
-            factors=factors,
-            score=score,
-            composed=round(composed, 4),
-            linear_score=round(total, 4),
+        before = sum(term.contribution for term in terms)
+    else:
+        terms = _fitted_terms(features, ranker.get("contributions") or {}, fitted_weights or {})
+        relevance = _number(signals.get("similarity"))  # with a fitted ranker the similarity signal is its relevance
+        usage = Usage(
+            similarity_weight=weights.similarity,
+            recency=_number(signals.get("recency")),
+            recency_weight=weights.recency,
+            access_frequency=_number(signals.get("access_frequency")),
+            access_frequency_weight=weights.access_frequency,
         )
-    terms = _fitted_terms(features, ranker.get("contributions") or {}, fitted_weights or {})
-    relevance = _number(signals.get("similarity"))  # with a fitted ranker the similarity signal is its relevance
-    usage = Usage(
-        similarity_weight=weights.similarity,
-        recency=_number(signals.get("recency")),
-        recency_weight=weights.recency,
-        access_frequency=_number(signals.get("access_frequency")),
-        access_frequency_weight=weights.access_frequency,
-    )
-    factors, composed = _factors(
-        before=relevance * usage.total, score=score, outdated=outdated, outside_window=outside_window
-    )
+        before = relevance * usage.total
+    factors, composed = _factors(before=before, score=score, outdated=outdated, outside_window=outside_window)
     return Breakdown(
         version=version,
         terms=terms,

@@ -111,14 +111,13 @@ def scope_recall(
                 )
                 size = int(cursor.fetchone()[0])
                 sizes.append(size)
+                effort = vector_effort.ef_search_for(size) if as_search else None  # the search's for this size
                 share = vectors[index :: len(contact_ids)] if len(contact_ids) > 1 else vectors
                 for vector in share:
                     asked += 1
                     values = {**params, "vector": vector_literal(vector)}
                     if len(plans) < 3 and asked <= len(contact_ids) * 2:
-                        with vector_effort.searching_at(
-                            cursor, vector_effort.ef_search_for(size) if as_search else None
-                        ):
+                        with vector_effort.searching_at(cursor, effort):
                             plans.add(_plan(cursor, approximate, {**values, "limit": CANDIDATES}))
                     cache_key = (contact_id, vector.tobytes())
                     if cache_key not in exact_cache:
@@ -126,7 +125,6 @@ def scope_recall(
                         exact_cache[cache_key] = [(row[0], float(row[2])) for row in cursor.fetchall()]
                     truth = [pk for pk, _ in exact_cache[cache_key]]
                     distances = [distance for _, distance in exact_cache[cache_key]]
-                    effort = vector_effort.ef_search_for(size) if as_search else None
                     with vector_effort.searching_at(cursor, effort):
                         cursor.execute(approximate, {**values, "limit": k})
                         top = cursor.fetchall()
