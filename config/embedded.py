@@ -9,8 +9,9 @@ settings modules, the dev launcher and child processes (web, worker, beat) can a
 
 from __future__ import annotations
 
-import contextlib
+import fcntl
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -26,14 +27,17 @@ VAR_DIR = Path(os.environ.get("ENGRAM_VAR_DIR", BASE_DIR / "var"))
 
 @dataclass(frozen=True)
 class EmbeddedProfile:
-    """Where one set of embedded servers keeps its data and listens."""
+    """Where one set of embedded servers keeps its data and listens. `redis_port` is the port set for it
+    (ENGRAM_REDIS_PORT, ENGRAM_TEST_REDIS_PORT); None: a free port chosen once for this checkout and remembered in
+    `redis_port_file`, so two checkouts on one machine never share one (`redis_url`)."""
 
     name: str
-    redis_port: int
+    redis_port: int | None = None
+    var_dir: Path = VAR_DIR
 
     @property
     def root(self) -> Path:
-        return VAR_DIR / self.name
+        return self.var_dir / self.name
 
     @property
     def pgdata(self) -> Path:
@@ -43,9 +47,19 @@ class EmbeddedProfile:
     def redis_dir(self) -> Path:
         return self.root / "redis"
 
+    @property
+    def redis_port_file(self) -> Path:
+        return self.root / "redis.port"
 
-DEV = EmbeddedProfile(name="dev", redis_port=int(os.environ.get("ENGRAM_REDIS_PORT", "6390")))
-TEST = EmbeddedProfile(name="test", redis_port=int(os.environ.get("ENGRAM_TEST_REDIS_PORT", "6391")))
+
+def embedded_profile(name: str, port_variable: str, *, var_dir: Path = VAR_DIR) -> EmbeddedProfile:
+    """The profile `name`, on the port the environment variable sets, or (unset or empty) on its own chosen one."""
+    port = os.environ.get(port_variable, "").strip()
+    return EmbeddedProfile(name=name, redis_port=int(port) if port else None, var_dir=var_dir)
+
+
+DEV = embedded_profile("dev", "ENGRAM_REDIS_PORT")
+TEST = embedded_profile("test", "ENGRAM_TEST_REDIS_PORT")
 
 
 def secret_key(var_dir: Path | None = None) -> str:
@@ -253,18 +267,86 @@ def _port_open(port: int) -> bool:
         return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
+class RedisPortTaken(RuntimeError):
+    """The port is held by a server that is not this checkout's (another checkout's Redis, or not a Redis)."""
+
+
 def redis_url(profile: EmbeddedProfile) -> str:
-    """Start (or attach to) the embedded Redis on 127.0.0.1 and return its URL, password included."""
-    url = f"redis://:{redis_password()}@127.0.0.1:{profile.redis_port}/0"
-    if _port_open(profile.redis_port):
+    """Start (or attach to) the embedded Redis on 127.0.0.1 and return its URL, password included.
+
+    On the profile's set port, a server that is not this checkout's is an error naming the variables. Without
+    one, on the port this checkout remembered (`profile.redis_port_file`); when nothing is remembered, or another
+    checkout's server (or any other program) holds that port, on a free port chosen now and remembered for next
+    time. Done under a lock on the file, so the processes of one checkout agree on the port."""
+    if profile.redis_port is not None:
+        return _redis_on(profile, profile.redis_port, port_is_chosen=False)
+    profile.root.mkdir(parents=True, exist_ok=True)
+    with open(profile.root / "redis.port.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        port = remembered_redis_port(profile)
+        for _attempt in range(5):
+            if port is None:
+                port = free_port()
+                _remember_redis_port(profile, port)
+            try:
+                return _redis_on(profile, port, port_is_chosen=True)
+            except RedisPortTaken as taken:
+                failure, port = taken, None
+    raise RuntimeError(
+        f"No port of its own for the embedded Redis after 5 tries ({failure}): set ENGRAM_REDIS_PORT (make run) or "
+        "ENGRAM_TEST_REDIS_PORT (tests)"
+    )
+
+
+def remembered_redis_port(profile: EmbeddedProfile) -> int | None:
+    try:
+        port = int(profile.redis_port_file.read_text().strip())
+    except (FileNotFoundError, ValueError):
+        return None
+    return port if 0 < port < 65536 else None
+
+
+def _remember_redis_port(profile: EmbeddedProfile, port: int) -> None:
+    written = profile.redis_port_file.with_suffix(".tmp")
+    written.write_text(f"{port}\n")
+    written.replace(profile.redis_port_file)  # whole or not at all, for a reader without the lock
+
+
+def free_port() -> int:
+    """A port nothing listens on, drawn at random below the kernel's ephemeral range (where outgoing connections
+    take their local ports: a chosen port there could be taken by one while its server is stopped)."""
+    try:
+        ephemeral_low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        ephemeral_low = 32768
+    low, high = 10_000, max(ephemeral_low, 10_001)
+    for port in random.sample(range(low, high), min(200, high - low)):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server binds it
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        if not _port_open(port):
+            return port
+    with socket.socket() as sock:  # below the range, everything is held: let the kernel choose
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _redis_on(profile: EmbeddedProfile, port: int, *, port_is_chosen: bool) -> str:
+    url = f"redis://:{redis_password(profile.var_dir)}@127.0.0.1:{port}/0"
+    if _port_open(port):
         if _redis_answers(url):
             return url
-        _stop_unprotected_redis(profile.redis_port)  # one started before it had a password: replaced
+        if port_is_chosen:  # nothing on a chosen port is this checkout's to stop: it moves instead
+            raise RedisPortTaken(f"Port {port} is held by a server that is not this checkout's")
+        _stop_unprotected_redis(port)  # one started before it had a password: replaced
     profile.redis_dir.mkdir(parents=True, exist_ok=True)
     # The configuration goes in on stdin (`-`): the password is in no file the server's user can read and in
     # no process's command line.
     configuration = [
-        f"port {profile.redis_port}",
+        f"port {port}",
         "bind 127.0.0.1",
         "daemonize yes",
         f"dir {profile.redis_dir}",
@@ -272,7 +354,7 @@ def redis_url(profile: EmbeddedProfile) -> str:
         f"logfile {profile.redis_dir / 'redis.log'}",
         'save ""',
         "appendonly no",
-        f"requirepass {redis_password()}",
+        f"requirepass {redis_password(profile.var_dir)}",
         *(f'rename-command {command} ""' for command in REDIS_RENAMED_COMMANDS),
     ]
     subprocess.run(
@@ -283,20 +365,33 @@ def redis_url(profile: EmbeddedProfile) -> str:
         **_unprivileged(profile.redis_dir),
     )
     deadline = time.monotonic() + 5
-    while not (_port_open(profile.redis_port) and _redis_answers(url)):
+    while not (_port_open(port) and _redis_answers(url)):
         if time.monotonic() > deadline:
-            raise RuntimeError(f"Redis did not start on port {profile.redis_port} (see {profile.redis_dir}/redis.log)")
+            if port_is_chosen and _port_open(port):  # taken between the choice and the start
+                raise RedisPortTaken(f"Port {port} was taken by another server while this one started")
+            raise RuntimeError(f"Redis did not start on port {port} (see {profile.redis_dir}/redis.log)")
         time.sleep(0.02)
     return url
+
+
+def _probe(port: int, password: str | None = None) -> Any:
+    """A client that asks once: redis-py 8 retries a refused password (an AuthenticationError is a ConnectionError)
+    three times with backoff, ~4 s that every probe of a protected server, expected or not, used to wait."""
+    import redis
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    return redis.Redis(port=port, password=password, socket_timeout=2, retry=Retry(NoBackoff(), retries=0))
 
 
 def _redis_answers(url: str) -> bool:
     """True when the server on the URL's port refuses a client without the password and takes the URL's."""
     import redis
 
-    client = redis.Redis.from_url(url, socket_timeout=2)
+    kwargs = redis.Redis.from_url(url).get_connection_kwargs()
+    client = _probe(kwargs["port"], kwargs["password"])
     try:
-        redis.Redis(port=client.get_connection_kwargs()["port"], socket_timeout=2).ping()
+        _probe(kwargs["port"]).ping()
         return False  # open to anyone: not a server this code started
     except redis.exceptions.AuthenticationError:
         pass
@@ -314,20 +409,21 @@ def _stop_unprotected_redis(port: int) -> None:
     try:
         # protected by another password: another checkout's server (its tests, its `make run`), left alone
         # (asked first: redis-py's shutdown() takes the refusal for the expected dropped connection)
-        redis.Redis(port=port, socket_timeout=2).ping()
+        _probe(port).ping()
     except redis.exceptions.AuthenticationError:
-        raise RuntimeError(
+        raise RedisPortTaken(
             f"Port {port} is held by another checkout's Redis (it refuses this checkout's password). Stop it, or "
-            "give this checkout other ports: ENGRAM_REDIS_PORT (make run) and ENGRAM_TEST_REDIS_PORT (tests)."
+            "give this checkout other ports: ENGRAM_REDIS_PORT (make run) and ENGRAM_TEST_REDIS_PORT (tests), or "
+            "unset them: a checkout then chooses a free port of its own (var/dev/redis.port, var/test/redis.port)."
         ) from None
     except redis.exceptions.RedisError:
         pass  # not a Redis that answers: the shutdown below reports it
     try:
-        redis.Redis(port=port, socket_timeout=2).shutdown(nosave=True)
+        _probe(port).shutdown(nosave=True)
     except redis.exceptions.ConnectionError:
         pass  # shutdown closes the connection under us: that error is the expected answer
     except redis.exceptions.RedisError as exc:
-        raise RuntimeError(f"Port {port} is held by a Redis that is not this checkout's: {exc}") from None
+        raise RedisPortTaken(f"Port {port} is held by a Redis that is not this checkout's: {exc}") from None
     deadline = time.monotonic() + 5
     while _port_open(port) and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -380,13 +476,22 @@ def _unprivileged(redis_dir: Path) -> dict[str, Any]:
 
 
 def stop_redis(profile: EmbeddedProfile) -> None:
-    if not _port_open(profile.redis_port):
+    """Stop this checkout's server on the profile's port (set, or remembered); another's refuses the password and
+    is left alone."""
+    port = profile.redis_port if profile.redis_port is not None else remembered_redis_port(profile)
+    if port is None or not _port_open(port):
         return
     import redis
 
-    # shutdown closes the connection under us: that error is the expected answer
-    with contextlib.suppress(redis.exceptions.ConnectionError):
-        redis.Redis(port=profile.redis_port, password=redis_password()).shutdown(nosave=True)
+    try:
+        _probe(port, redis_password(profile.var_dir)).shutdown(nosave=True)
+    except redis.exceptions.AuthenticationError:
+        return  # not this checkout's server: left alone
+    except redis.exceptions.ConnectionError:
+        pass  # shutdown closes the connection under us: that error is the expected answer
+    deadline = time.monotonic() + 5  # gone when this returns: a start right after finds the port free
+    while _port_open(port) and time.monotonic() < deadline:
+        time.sleep(0.02)
 
 
 def service_urls(profile: EmbeddedProfile) -> tuple[str, str]:

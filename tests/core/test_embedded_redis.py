@@ -11,6 +11,7 @@ import shutil
 import socket
 import stat
 import subprocess
+from pathlib import Path
 
 import pytest
 import redis
@@ -152,3 +153,104 @@ def test_a_port_held_by_another_checkouts_server_is_a_clear_error_and_that_serve
         with contextlib.suppress(redis.exceptions.ConnectionError):
             theirs.shutdown(nosave=True)
         shutil.rmtree(profile.root, ignore_errors=True)
+
+
+@pytest.fixture
+def checkouts(tmp_path):
+    """Checkouts on this machine with no port set: each its own var directory (its own password, its own
+    remembered port). Their servers are stopped afterwards."""
+    made: list[embedded.EmbeddedProfile] = []
+
+    def checkout(name: str) -> embedded.EmbeddedProfile:
+        profile = embedded.EmbeddedProfile(name="test", var_dir=tmp_path / name / "var")
+        made.append(profile)
+        return profile
+
+    yield checkout
+    for profile in made:
+        embedded.stop_redis(profile)
+
+
+def _port(url: str) -> int:
+    return int(redis.Redis.from_url(url).get_connection_kwargs()["port"])
+
+
+def test_without_a_set_port_each_checkout_chooses_its_own_and_reuses_it(checkouts):
+    first, second = checkouts("first"), checkouts("second")
+    first_url, second_url = embedded.redis_url(first), embedded.redis_url(second)
+    first_port, second_port = _port(first_url), _port(second_url)
+    assert first_port != second_port
+    assert first.redis_port_file.read_text() == f"{first_port}\n"
+    assert second.redis_port_file.read_text() == f"{second_port}\n"
+    ephemeral_low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    assert 10_000 <= first_port < ephemeral_low and 10_000 <= second_port < ephemeral_low
+    assert embedded.redis_url(first) == first_url  # attached to while it runs
+
+    embedded.stop_redis(first)
+    embedded.stop_redis(second)
+    assert not embedded._port_open(first_port) and not embedded._port_open(second_port)
+    assert embedded.redis_url(first) == first_url  # started again on its own port
+    assert embedded.redis_url(second) == second_url
+    assert redis.Redis.from_url(first_url).ping() is True and redis.Redis.from_url(second_url).ping() is True
+
+
+def test_a_remembered_port_held_by_another_checkouts_server_moves_and_that_server_is_left_alone(checkouts):
+    """Two checkouts once chose the same port (or one's var/ was copied): the second to start finds the first's
+    server there (it refuses the second's password), chooses another free port and remembers it."""
+    first, second = checkouts("first"), checkouts("second")
+    first_url = embedded.redis_url(first)
+    theirs = redis.Redis.from_url(first_url)
+    theirs.set("engram:probe", "theirs")
+    second.root.mkdir(parents=True)
+    second.redis_port_file.write_text(f"{_port(first_url)}\n")
+
+    second_url = embedded.redis_url(second)
+
+    assert _port(second_url) != _port(first_url)
+    assert second.redis_port_file.read_text() == f"{_port(second_url)}\n"
+    assert redis.Redis.from_url(second_url).ping() is True
+    assert theirs.get("engram:probe") == b"theirs"  # the first checkout's server runs on, untouched
+    assert embedded.redis_url(second) == second_url
+
+
+def test_a_set_port_wins_over_the_remembered_one_and_keeps_the_clear_error(tmp_path, monkeypatch):
+    set_port, remembered_port = _free_port(), _free_port()
+    monkeypatch.setenv("ENGRAM_TEST_REDIS_PORT", str(set_port))
+    profile = embedded.embedded_profile("test", "ENGRAM_TEST_REDIS_PORT", var_dir=tmp_path / "var")
+    assert profile.redis_port == set_port
+    profile.root.mkdir(parents=True)
+    profile.redis_port_file.write_text(f"{remembered_port}\n")
+    try:
+        assert _port(embedded.redis_url(profile)) == set_port
+    finally:
+        embedded.stop_redis(profile)
+    assert not embedded._port_open(set_port) and not embedded._port_open(remembered_port)
+
+    _server_not_started_here(set_port, tmp_path, "--requirepass", "another-checkouts-password")
+    theirs = redis.Redis(port=set_port, password="another-checkouts-password")
+    try:
+        wait_until(lambda: theirs.ping())
+        with pytest.raises(RuntimeError, match=r"another checkout's Redis.*ENGRAM_TEST_REDIS_PORT"):
+            embedded.redis_url(profile)  # no other port is chosen for a set one
+        assert profile.redis_port_file.read_text() == f"{remembered_port}\n"
+        assert theirs.ping() is True
+    finally:
+        with contextlib.suppress(redis.exceptions.ConnectionError):
+            theirs.shutdown(nosave=True)
+
+    monkeypatch.setenv("ENGRAM_TEST_REDIS_PORT", "")
+    assert embedded.embedded_profile("test", "ENGRAM_TEST_REDIS_PORT").redis_port is None  # empty: unset
+
+
+def test_the_session_its_cache_and_broker_use_the_test_profiles_port():
+    """What the settings hand to the cache, the broker and every process the tests start (worker, stacks:
+    REDIS_URL) is the port TEST names: the set one, else the one this checkout remembered."""
+    if os.environ.get("REDIS_URL"):
+        pytest.skip("an external Redis (REDIS_URL): no embedded port")
+    port = embedded.TEST.redis_port
+    if port is None:
+        port = embedded.remembered_redis_port(embedded.TEST)
+        assert port is not None
+    assert _port(settings.REDIS_URL) == port
+    assert settings.CELERY_BROKER_URL == settings.CACHES["default"]["LOCATION"] == settings.REDIS_URL
+    assert redis.Redis.from_url(settings.REDIS_URL).ping() is True
