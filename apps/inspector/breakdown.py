@@ -11,8 +11,7 @@ Two formulas make the score, and `explain.ranker.version` says which one did:
   weight + access frequency × weight).
 
 Either way an outdated episode counts scoring.OUTDATED_FACTOR and a memory outside every time window the
-query names is discounted (time_window.miss_factor); that factor is not in `explain`, so it is read back as
-score ÷ the score before it.
+query names is discounted by the factor the search applied (time_window.miss_factor), `explain.time_window_factor`.
 """
 
 from __future__ import annotations
@@ -49,7 +48,7 @@ class Factor:
     """A multiplier applied after the sum: outdated, outside the query's time windows."""
 
     name: str
-    value: float | None  # None: it applied but cannot be read back (the score before it was 0)
+    value: float
 
 
 @dataclass(frozen=True)
@@ -132,16 +131,15 @@ def _fitted_terms(
     )
 
 
-def _factors(*, before: float, score: float, outdated: bool, outside_window: bool) -> tuple[tuple[Factor, ...], float]:
+def _factors(*, before: float, outdated: bool, window_factor: float) -> tuple[tuple[Factor, ...], float]:
     """The factors applied after the sum and the score they give."""
     factors: list[Factor] = []
     if outdated:
         factors.append(Factor("outdated", scoring.OUTDATED_FACTOR))
         before *= scoring.OUTDATED_FACTOR
-    if outside_window:
-        discount = round(score / before, 2) if before > 0 else None
-        factors.append(Factor("outside the query's time window", discount))
-        before *= discount if discount is not None else 0.0
+    if window_factor != 1.0:
+        factors.append(Factor("outside the query's time window", window_factor))
+        before *= window_factor
     return tuple(factors), before
 
 
@@ -160,7 +158,7 @@ def score_breakdown(
     ranker: Mapping[str, Any] = explain.get("ranker") or {}
     features: Mapping[str, Any] = ranker.get("features") or {}
     version = str(ranker.get("version") or HAND)
-    outside_window = bool(_number(features.get("outside_window")))
+    window_factor = _number(explain.get("time_window_factor", 1.0))
     relevance, usage = 0.0, None
     if version == HAND:
         terms = _hand_terms(signals, weights)
@@ -176,7 +174,7 @@ def score_breakdown(
             access_frequency_weight=weights.access_frequency,
         )
         before = relevance * usage.total
-    factors, composed = _factors(before=before, score=score, outdated=outdated, outside_window=outside_window)
+    factors, composed = _factors(before=before, outdated=outdated, window_factor=window_factor)
     return Breakdown(
         version=version,
         terms=terms,

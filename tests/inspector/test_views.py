@@ -546,6 +546,26 @@ def test_the_score_breakdown_shows_the_fitted_rankers_contributions(owner_client
     assert relevance_times_usage == pytest.approx(question["score"], abs=1e-3)
 
 
+def test_the_score_breakdown_shows_the_time_window_factor_the_search_applied(owner_client, tenant):
+    """A query naming a day none of the memories falls in: each is discounted by the factor the search applied,
+    which the breakdown reads from explain.time_window_factor (before: read back as score ÷ the score before it,
+    rounded to two decimals), so the composition comes to the score."""
+    seeded = seed_contact(tenant)
+    query = "where did he work on 1 January 2020"
+    html = owner_client.get(f"/inspector/contacts/{seeded.contact.pk}/context/", {"query": query}).content.decode()
+    rows = [row for row in _shown_body(html)["memories"] if row["explain"]["found_by"] != ["last"]]
+    assert rows
+    for row in rows:
+        assert row["explain"]["time_window"] is None and row["explain"]["time_window_factor"] == 0.5
+        item = _why_item(html, row["id"])
+        composition = re.search(r'data-testid="score-composition">(.*?)</p>', item, re.S).group(1)
+        composition = " ".join(unescape(re.sub(r"<[^>]+>", "", composition)).split())
+        shown = re.search(r"× 0\.5 \(outside the query's time window\) = ([0-9.]+)", composition)
+        assert shown is not None, composition
+        # equal up to the explained relevance's rounding (4 decimals), which can move the third
+        assert float(shown.group(1)) == pytest.approx(row["score"], abs=0.001)
+
+
 def test_the_score_breakdown_keeps_signal_times_weight_for_a_tenant_with_its_own_weights(owner_client, tenant):
     """A tenant that set its own retrieval_weights keeps the hand formula: the bar is signal × its weight,
     the usage signals counted in proportion to similarity, and they add up to the score."""

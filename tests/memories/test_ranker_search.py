@@ -5,12 +5,16 @@ tenant set its own weights."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 import pytest
 
+from apps.memories import scoring
 from apps.memories.ingest.services import memory_add
+from apps.memories.models import Memory
 from apps.memories.retrieval import ranker as ranking
-from apps.memories.retrieval.search import HAND, memory_search
+from apps.memories.retrieval.search import HAND, memory_search, weights_for
+from apps.memories.retrieval.signals import time_window
 from tests.factories import ContactFactory
 
 pytestmark = pytest.mark.django_db
@@ -83,3 +87,30 @@ def test_a_tenant_with_its_own_weights_keeps_the_hand_formula(tenant, contact, w
     tenant.save()
     results = memory_search(tenant=tenant, contact=contact, query="Bruno naps").results
     assert {item.ranker_version for item in results} == {HAND}
+
+
+@pytest.mark.parametrize("ranker", ["fitted", HAND])
+def test_the_time_window_factor_the_search_applied_is_the_one_explained(tenant, contact, weights_file, ranker):
+    """A memory outside every window the query names keeps time_window.miss_factor of its score; `explain`
+    carries the factor applied (the inspector's score breakdown reads it), 1.0 for a memory inside."""
+    weights_file("prefers-long", {"length": 1.0, "cosine": 0.5})
+    # the one inside the window is the one the fitted ranker puts last (relevance 0, score 0 whatever its factor)
+    Memory.objects.filter(tenant=tenant, content=LONG).update(occurred_at=datetime(2020, 1, 1, 12, tzinfo=UTC))
+    options = {"ranker": HAND} if ranker == HAND else {}
+    result = memory_search(tenant=tenant, contact=contact, query="Bruno naps on 1 January 2020", **options)
+    factor = time_window.miss_factor(result.time_windows)
+    assert factor == 0.5
+    found = {item.memory.content: item for item in result.results}
+    inside, outside = found[LONG], found[SHORT]
+    assert outside.score > 0
+    assert (inside.window_factor, inside.explain()["time_window_factor"]) == (1.0, 1.0)
+    assert (outside.window_factor, outside.explain()["time_window_factor"]) == (factor, factor)
+    weights = weights_for(tenant=tenant, is_tenant_scope=False)
+    for item in (inside, outside):
+        assert item.ranker_version == ("prefers-long" if ranker == "fitted" else HAND)
+        before = (
+            scoring.retrieval_score(item.signals, weights)
+            if ranker == HAND
+            else scoring.ranked_score(relevance=item.signals.similarity, signals=item.signals, weights=weights)
+        )
+        assert item.score == round(before * item.window_factor, 6)

@@ -322,6 +322,27 @@ def test_reranker_replaces_the_similarity_of_the_head_and_reorders_it(tenant, co
     assert (tail.memory.pk, tail.signals.similarity) == (blended_tail.memory.pk, blended_tail.signals.similarity)
 
 
+def test_the_reranker_keeps_the_time_window_factor(tenant, contact, settings, monkeypatch):
+    """A query naming a day none of the memories falls in: the head the cross-encoder rescored keeps the window
+    factor, as every other score does (it was dropped there), and explains it."""
+    for text in ["Works at Infosys as a backend engineer", "Loves hiking in the mountains", "Has a dog named Bruno"]:
+        add(tenant, contact, text)
+    monkeypatch.setattr(search, "_cross_encoder", _LongerIsBetterCrossEncoder)
+    settings.ENGRAM = {**settings.ENGRAM, "RERANKER_ENABLED": True}
+    query = "has he got a dog or a job on 1 January 2020"
+    reranked = memory_search(tenant=tenant, contact=contact, query=query, top_k=3).results
+    weights = scoring.CONTACT_WEIGHTS
+    assert len(reranked) == 3
+    for item in reranked:
+        assert (item.window_factor, item.explain()["time_window_factor"]) == (0.5, 0.5)
+        before = (
+            scoring.retrieval_score(item.signals, weights)
+            if item.ranker_version == search.HAND
+            else scoring.ranked_score(relevance=item.signals.similarity, signals=item.signals, weights=weights)
+        )
+        assert before > 0 and item.score == round(before * 0.5, 6)
+
+
 def test_an_entity_linked_to_the_cap_is_ubiquitous_unless_the_search_is_restricted_to_types(
     tenant, contact, monkeypatch
 ):

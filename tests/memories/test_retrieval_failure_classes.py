@@ -168,6 +168,11 @@ def test_a_date_in_the_question_is_a_window_over_when_things_happened(api):
         "start": "2023-12-31",
         "end": "2024-01-01",
     }
+    # a day's window: a memory outside it keeps half its score, and says so (the inspector's breakdown reads it)
+    assert {row["explain"]["time_window_factor"] for row in body["results"] if row["explain"]["time_window"]} == {1.0}
+    assert {row["explain"]["time_window_factor"] for row in body["results"] if not row["explain"]["time_window"]} == {
+        0.5
+    }
     # "yesterday" said on 6 January names the 5th: a question about the 5th finds it
     body = _search(api, "dated", "What did Sam do on January 5, 2024?")
     assert _turns(body, "dated")[0] == "S2:1"

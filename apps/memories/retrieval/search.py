@@ -138,6 +138,9 @@ class ScoredMemory:
     speaker: str = ""  # who said it, when it was said by the speaker the query names
     time_window: time_window.TimeWindow | None = None  # the query's window its event time falls in
     diversity_penalty: float = 0.0  # what its redundancy with higher results cost (list questions only)
+    # what its score was multiplied by for falling outside every time window the query names
+    # (time_window.miss_factor); 1.0: none applied (the query names no time, or it falls in a window)
+    window_factor: float = 1.0
     # the ranker's features of this candidate (ranker.FEATURES) and, with a fitted ranker, what each added
     features: dict[str, float] = field(default_factory=dict)
     ranker_version: str = HAND
@@ -162,6 +165,7 @@ class ScoredMemory:
             "entity_idf_weights": dict(zip(self.matched_entities, self.entity_weights, strict=False)),
             "speaker_matched": self.speaker,
             "time_window": self.time_window.explain() if self.time_window is not None else None,
+            "time_window_factor": self.window_factor,
             "diversity_penalty": self.diversity_penalty,
             "ranker": {
                 "version": self.ranker_version,
@@ -696,9 +700,11 @@ def memory_search(
             speaker_match=speaker_match,
             time_match=window.specificity if window is not None else 0.0,
         )
+        outside_window = bool(windows) and window is None
+        window_factor = outside_windows if outside_window else 1.0
         score = scoring.retrieval_score(signals, weights, outdated=candidate.memory.outdated)
-        if windows and window is None:
-            score = round(score * outside_windows, 6)
+        if outside_window:
+            score = round(score * window_factor, 6)
         row = ranking.candidate_features(
             candidate_terms,
             cosine=candidate.cosine,
@@ -706,7 +712,7 @@ def memory_search(
             entity_match=signals.entity_match,
             speaker_match=speaker_match,
             time_match=signals.time_match,
-            outside_window=bool(windows) and window is None,
+            outside_window=outside_window,
             importance=candidate.memory.importance,
         )
         scored.append(
@@ -722,11 +728,12 @@ def memory_search(
                 entity_weights=tuple(entity_weights[entity_id] for entity_id in matched),
                 speaker=candidate.speaker if speaker_match else "",
                 time_window=window,
+                window_factor=window_factor,
                 features=row,
             )
         )
     if isinstance(fitted, ranking.Ranker):
-        scored = _fitted(scored, fitted, weights, outside_windows=outside_windows)
+        scored = _fitted(scored, fitted, weights)
     scored.sort(key=_rank_key)
     scored = _reranked(query, scored, weights)
     many = diversity.asks_for_many(query)
@@ -751,12 +758,10 @@ def memory_search(
     )
 
 
-def _fitted(
-    scored: list[ScoredMemory], ranker: ranking.Ranker, weights: scoring.Weights, *, outside_windows: float
-) -> list[ScoredMemory]:
+def _fitted(scored: list[ScoredMemory], ranker: ranking.Ranker, weights: scoring.Weights) -> list[ScoredMemory]:
     """The candidates scored by the fitted ranker instead of the hand weights: its relevance (min-max of the
     linear score over the candidates) is the similarity signal, and the usage signals count in proportion
-    to it (scoring.ranked_score); a memory outside every window the query names keeps `outside_windows` of
+    to it (scoring.ranked_score); a memory outside every window the query names keeps its `window_factor` of
     its score, as with the hand weights (a soft filter: few questions of the development sets name a time,
     too few to learn it from). The explanation carries each feature's contribution and the version."""
     relevance = ranking.relevances(ranker, [item.features for item in scored])
@@ -765,7 +770,7 @@ def _fitted(
         signals = dataclasses.replace(item.signals, similarity=value)
         score = scoring.ranked_score(relevance=value, signals=signals, weights=weights, outdated=item.memory.outdated)
         if item.features.get("outside_window"):
-            score = round(score * outside_windows, 6)
+            score = round(score * item.window_factor, 6)
         rescored.append(
             dataclasses.replace(
                 item,
@@ -849,6 +854,8 @@ def _reranked(query: str, scored: list[ScoredMemory], weights: scoring.Weights) 
                 relevance=signals.similarity, signals=signals, weights=weights, outdated=item.memory.outdated
             )
         )
+        if item.features.get("outside_window"):  # the time-window rule holds under the reranker too
+            score = round(score * item.window_factor, 6)
         rescored.append(dataclasses.replace(item, signals=signals, score=score))
     return sorted(rescored, key=_rank_key) + tail
 

@@ -18,9 +18,10 @@ SIGNALS = {
 }
 
 
-def fitted_explain(*, relevance: float = 0.8, outside_window: bool = False) -> dict:
+def fitted_explain(*, relevance: float = 0.8, window_factor: float = 1.0) -> dict:
     return {
         "signals": {**SIGNALS, "similarity": relevance},
+        "time_window_factor": window_factor,
         "ranker": {
             "version": "2026-11-27-test",
             "features": {
@@ -28,7 +29,7 @@ def fitted_explain(*, relevance: float = 0.8, outside_window: bool = False) -> d
                 "short_question": 1.0,
                 "session": 0.0,
                 "importance": 0.5,
-                "outside_window": 1.0 if outside_window else 0.0,
+                "outside_window": 1.0 if window_factor != 1.0 else 0.0,
             },
             "contributions": {"bm25": 1.5, "short_question": -1.0, "session": 0.0, "importance": 0.5},
         },
@@ -62,20 +63,21 @@ def test_fitted_weights_of_another_version_are_not_printed():
 
 
 @pytest.mark.parametrize(
-    ("outdated", "outside_window", "score", "factors", "composed"),
+    ("outdated", "window_factor", "factors", "composed"),
     [
-        (True, False, 0.198, [("outdated", 0.5)], 0.198),
-        (False, True, 0.2376, [("outside the query's time window", 0.6)], 0.2376),
-        (True, True, 0.1188, [("outdated", 0.5), ("outside the query's time window", 0.6)], 0.1188),
+        (True, 1.0, [("outdated", 0.5)], 0.198),
+        (False, 0.85, [("outside the query's time window", 0.85)], 0.3366),
+        (True, 0.85, [("outdated", 0.5), ("outside the query's time window", 0.85)], 0.1683),
     ],
     ids=["outdated", "outside-window", "both"],
 )
-def test_factors_after_the_sum_are_shown_and_the_window_discount_read_back(
-    outdated, outside_window, score, factors, composed
+def test_factors_after_the_sum_are_shown_with_the_window_factor_the_search_applied(
+    outdated, window_factor, factors, composed
 ):
+    """0.8 × 0.495 = 0.396 before the factors; the window's is explain.time_window_factor, whatever the score."""
     result = score_breakdown(
-        explain=fitted_explain(outside_window=outside_window),
-        score=score,
+        explain=fitted_explain(window_factor=window_factor),
+        score=composed,
         outdated=outdated,
         weights=scoring.CONTACT_WEIGHTS,
     )
@@ -83,15 +85,25 @@ def test_factors_after_the_sum_are_shown_and_the_window_discount_read_back(
     assert result.composed == pytest.approx(composed)
 
 
-def test_a_window_discount_of_a_zero_score_is_shown_without_a_value():
-    result = score_breakdown(
-        explain=fitted_explain(relevance=0.0, outside_window=True),
-        score=0.0,
+def test_the_window_factor_is_read_from_explain_not_from_the_score():
+    """Read back as score ÷ the score before it (as before), a line was off in the third decimal when the
+    explained signals were rounded, and unknown for a score of 0."""
+    for score in (0.3, 0.0):
+        result = score_breakdown(
+            explain=fitted_explain(relevance=0.8, window_factor=0.85),
+            score=score,
+            outdated=False,
+            weights=scoring.CONTACT_WEIGHTS,
+        )
+        assert [(factor.name, factor.value) for factor in result.factors] == [("outside the query's time window", 0.85)]
+        assert result.composed == pytest.approx(0.3366)
+    result = score_breakdown(  # an explain without the key (older): no factor
+        explain={key: value for key, value in fitted_explain().items() if key != "time_window_factor"},
+        score=0.396,
         outdated=False,
         weights=scoring.CONTACT_WEIGHTS,
     )
-    assert [(factor.name, factor.value) for factor in result.factors] == [("outside the query's time window", None)]
-    assert result.composed == 0.0
+    assert result.factors == ()
 
 
 def test_hand_terms_are_signal_times_weight_with_the_usage_signals_in_proportion_to_similarity():
