@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,7 @@ from django.db import connection
 from apps.core.tenancy import tenant_scope
 from apps.entities.models import Entity
 from apps.memories.models import MemoryEntity
+from apps.memories.retrieval import search
 from apps.memories.retrieval.search import memory_search
 from tests.factories import ContactFactory, MemoryFactory, TenantFactory
 
@@ -71,8 +73,11 @@ def test_the_vector_candidates_plan_as_without_the_policies(searched_contact):
         assert with_policy["Plan Rows"] >= 0.9 * without["Plan Rows"], (with_policy, without)
 
 
-def _candidates_plan(contact: Any, *, query: str, seed: int, **search: Any) -> tuple[str, Any, list[dict[str, Any]]]:
-    """The candidate statement a search of `contact` for `query` runs (bound to its tenant), and its plan."""
+def _candidates_plan(
+    contact: Any, *, query: str, seed: int, analyze: bool = False, **search: Any
+) -> tuple[str, Any, list[dict[str, Any]]]:
+    """The candidate statement a search of `contact` for `query` runs (bound to its tenant), and its plan
+    (`analyze`: as run, with the rows each node returned)."""
     query_vector = np.asarray(_unit_vectors(1, seed)[0], dtype=np.float32)
     with tenant_scope(contact.tenant_id):
         statements: list[tuple[str, Any]] = []
@@ -85,7 +90,7 @@ def _candidates_plan(contact: Any, *, query: str, seed: int, **search: Any) -> t
             memory_search(tenant=contact.tenant, contact=contact, query=query, query_vector=query_vector, **search)
         sql, params = next((sql, params) for sql, params in statements if "vector AS (" in sql)
         with connection.cursor() as cursor:
-            cursor.execute(f"EXPLAIN (FORMAT JSON) {sql}", params)
+            cursor.execute(f"EXPLAIN ({'ANALYZE, ' if analyze else ''}FORMAT JSON) {sql}", params)
             plan = cursor.fetchone()[0]
     return sql, params, plan
 
@@ -121,3 +126,37 @@ def test_a_question_naming_a_time_reads_the_window_from_the_scope_time_index(sea
     )
     source = next(node for node in _nodes(plan[0]["Plan"]) if node.get("Alias") == "time")
     assert "memory_scope_time_idx" in {index for _, index in _shape(source)}, json.dumps(source, indent=1)
+
+
+def test_a_crowded_window_is_read_up_to_its_budget_latest_first(searched_contact, monkeypatch):
+    """A window holding more memories than TIME_ROW_BUDGET ("this week" of a contact with 200,000 memories held
+    ~2,000) is read from the time index backwards and only up to the budget, and the time source keeps the
+    closest in meaning of those. Here 800 memories in the window against a budget of 20 (the shipped 400 against
+    ~2,000 at 1M plans the same way; with 800 rows and 400 a bitmap scan of the window is cheaper and taken).
+    Planted: the window read whole (no LIMIT) fails."""
+    monkeypatch.setattr(search, "TIME_ROW_BUDGET", 20)
+    contact = searched_contact
+    day = datetime(2023, 5, 8, tzinfo=UTC)
+    with connection.cursor() as cursor:  # 800 of the scope's 2,000 memories said on 8 May 2023 (a minute apart),
+        cursor.execute(  # the others one a day in the years before
+            "UPDATE memories_memory SET occurred_at = CASE WHEN row_number <= 800 "
+            "THEN %s + make_interval(secs => 60 * row_number::int) "
+            "ELSE %s - make_interval(days => row_number::int) END "
+            "FROM (SELECT id, row_number() OVER (ORDER BY id) FROM memories_memory WHERE contact_id = %s) r "
+            "WHERE memories_memory.id = r.id",
+            [day, day, contact.pk],
+        )
+        cursor.execute("ANALYZE memories_memory")
+    _, _, plan = _candidates_plan(
+        contact,
+        query="what did I do in the garden on 8 May 2023?",
+        seed=98,
+        analyze=True,
+        memory_types=("fact", "preference", "episode", "pattern"),
+    )
+    source = next(node for node in _nodes(plan[0]["Plan"]) if node.get("Alias") == "time")
+    window_scans = [node for node in _scans(source) if node.get("Index Name") == "memory_scope_time_idx"]
+    assert [node["Node Type"] for node in window_scans] == ["Index Scan"], json.dumps(source, indent=1)
+    assert window_scans[0]["Scan Direction"] == "Backward"  # the latest first
+    assert window_scans[0]["Actual Rows"] == 20, json.dumps(source, indent=1)
+    assert source["Actual Rows"] == 20

@@ -87,6 +87,13 @@ TIME_CANDIDATES = 50
 # the time source reads the memories said inside a window the query names; a wider window (a year, "before
 # May") would be the whole scope: it only scores
 MAX_TIME_SOURCE_WINDOW = timedelta(days=31)
+# ... and at most this many of each window, the latest first (the index on the scope's event times stops
+# there), before it orders them by meaning: "this week" of a contact with 200,000 memories held ~2,000, read
+# and compared one by one (27 ms of an 89 ms request at 1M memories). A window with more memories than this is
+# represented by its latest ones; the vector source still searches the whole scope, and the time signal still
+# boosts every candidate inside the window. LoCoMo's and BEAM's windows hold fewer (at most 262 and 200 turns
+# said within 31 days of one conversation), so their results cannot change.
+TIME_ROW_BUDGET = 400
 SOURCES = ("vector", "keyword", "entity", "time", "neighbour")
 _SOURCE_BITS = {"keyword": 1, "entity": 2, "vector": 4, "neighbour": 8, "time": 16}
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -531,14 +538,20 @@ def _candidates(
     if bounded and TIME_CANDIDATES > 0:
         # the memories said inside the windows the query names, closest in meaning first (the index on the
         # scope's event times finds them; an open window, "before 2023", is only a signal)
-        ranges = []
+        # (each window's latest TIME_ROW_BUDGET, then the closest in meaning of all of them)
+        windowed = []
         for index, window in enumerate(bounded):
             params[f"window_start_{index}"], params[f"window_end_{index}"] = window.start, window.end
-            ranges.append(f"(m.occurred_at >= %(window_start_{index})s AND m.occurred_at < %(window_end_{index})s)")
-        params["time_limit"] = TIME_CANDIDATES
+            windowed.append(
+                f"(SELECT m.id, m.embedding <=> %(vector)s::halfvec AS distance FROM memories_memory m "
+                f"WHERE {scope_sql} AND m.occurred_at >= %(window_start_{index})s "
+                f"AND m.occurred_at < %(window_end_{index})s AND m.embedding IS NOT NULL "
+                "ORDER BY m.occurred_at DESC LIMIT %(time_rows)s)"
+            )
+        params |= {"time_limit": TIME_CANDIDATES, "time_rows": TIME_ROW_BUDGET}
         ctes.append(
-            f"time AS (SELECT m.id FROM memories_memory m WHERE {scope_sql} AND ({' OR '.join(ranges)}) "
-            "AND m.embedding IS NOT NULL ORDER BY m.embedding <=> %(vector)s::halfvec LIMIT %(time_limit)s)"
+            f"time AS (SELECT w.id FROM ({' UNION ALL '.join(windowed)}) w "
+            "GROUP BY w.id ORDER BY min(w.distance), w.id LIMIT %(time_limit)s)"
         )
         sources.append(f"SELECT id, {_SOURCE_BITS['time']} AS bit FROM time")
     if not sources:
