@@ -9,6 +9,11 @@ it): it sends each request to its pool by method and path, at most as many at on
 - a request waits for a slot of its lane at most `ENGRAM_READ_WAIT_MS` / `ENGRAM_WRITE_WAIT_MS`; past that it
   is answered **503 with `Retry-After`** at once (nothing reached the application: safe to send again), instead
   of queueing behind the batches for minutes;
+- reads are also held to a latency budget (`ENGRAM_READ_BUDGET_MS`, 100; 0: off): a read that finds every
+  slot taken waits only if the line ahead of it clears, at the lane's measured service time, early enough to
+  serve it within the budget (`admission_wait`), and is refused at once otherwise — so a served read's wait for
+  a slot is bounded by what the budget leaves after its service, not by a fixed constant. Slots are handed to
+  the waiting requests in arrival order;
 - the body is read whole before a slot is taken and the pool's answer read whole before the slot is given back,
   so a slow client never holds a worker;
 - requests outside the API (health check, inspector, admin, static files) use the read pool's slots but are
@@ -16,7 +21,9 @@ it): it sends each request to its pool by method and path, at most as many at on
 
 The write pool runs at a lower CPU priority (`runstack` starts it with `nice`): on a machine whose cores are
 all busy, the kernel serves the read pool first, and the writes take what is left. The pools receive each
-request with a PROXY protocol line naming the client, so the application sees the client's address.
+request with a PROXY protocol line naming the client, so the application sees the client's address. With
+`ENGRAM_SERVER_TIMING` on, the answer's `Server-Timing` also carries `front-wait` (the wait for a slot) and
+`front-pool` (the pool's time), which `bench_load` prints for the served reads.
 
 Sizing: docs/architecture.md, "Sizing web and worker processes"."""
 
@@ -27,6 +34,8 @@ import json
 import os
 import socket
 import threading
+import time
+from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -92,28 +101,88 @@ class Lane:
     name: str
     socket_path: str
     slots: int
-    wait_seconds: float
+    wait_seconds: float  # the longest a request waits for a slot
     retry_after: int
+    budget_seconds: float = 0.0  # > 0: the latency budget that bounds the wait (`admission_wait`)
+
+
+SERVICE_WEIGHT = 0.1  # the newest slot-hold time's weight in a lane's moving average of them
+
+
+def admission_wait(*, ahead: int, slots: int, service: float, budget: float, wait: float) -> float | None:
+    """How long a request that finds every slot of its lane taken may wait for one; None: refuse it now.
+
+    Without a budget (0): the lane's wait. With one, the request is served only if it can be answered within the
+    budget, counting from its arrival: its wait for a slot plus its own service time. A slot frees every
+    `service / slots` seconds on average (Little's law: `slots` requests in service, each `service` seconds), so
+    the request behind `ahead` others expects to wait `(ahead + 1) * service / slots`; if that is more than the
+    budget leaves after its service (`budget - service`, never more than the lane's wait), it is refused at once
+    — it would have waited only to be refused, or to be served late — and otherwise it waits at most that."""
+    if budget <= 0:
+        return wait
+    room = min(wait, budget - service)
+    if room <= 0 or (ahead + 1) * service / slots > room:
+        return None
+    return room
 
 
 class Lanes:
-    """The two pools' slots: a bounded semaphore each (one front process: they are this process's)."""
+    """The two pools' slots (one front process: they are this process's). A request takes a free slot, or
+    waits in its lane's line for one (`admission_wait` says whether and how long); a slot given back goes
+    straight to the first request in line, so none overtakes the line. Each lane keeps a moving average of
+    how long its API requests hold a slot (`service`): their service time under the current load, which the
+    budget rule reads."""
 
     def __init__(self, lanes: Iterable[Lane]) -> None:
         self.lanes = {lane.name: lane for lane in lanes}
-        self.free = {lane.name: threading.BoundedSemaphore(lane.slots) for lane in self.lanes.values()}
+        self.lock = threading.Lock()
+        self.free = {lane.name: lane.slots for lane in self.lanes.values()}
+        self.line: dict[str, deque[threading.Event]] = {name: deque() for name in self.lanes}
+        self.service = dict.fromkeys(self.lanes, 0.0)  # seconds; 0 until a slot has been given back
         self.shed = dict.fromkeys(self.lanes, 0)  # refusals since start (read by tests and logs)
 
     def acquire(self, name: str, *, patient: bool) -> bool:
-        if patient:
-            return self.free[name].acquire()
-        if self.free[name].acquire(timeout=self.lanes[name].wait_seconds):
+        lane = self.lanes[name]
+        with self.lock:
+            if self.free[name] > 0:
+                self.free[name] -= 1
+                return True
+            timeout = None
+            if not patient:
+                timeout = admission_wait(
+                    ahead=len(self.line[name]),
+                    slots=lane.slots,
+                    service=self.service[name],
+                    budget=lane.budget_seconds,
+                    wait=lane.wait_seconds,
+                )
+                if timeout is None:
+                    self.shed[name] += 1
+                    return False
+            turn = threading.Event()
+            self.line[name].append(turn)
+        if turn.wait(timeout):
             return True
-        self.shed[name] += 1
-        return False
+        with self.lock:
+            if turn.is_set():  # a slot was handed over just as the wait ran out
+                return True
+            self.line[name].remove(turn)
+            self.shed[name] += 1
+            return False
 
-    def release(self, name: str) -> None:
-        self.free[name].release()
+    def release(self, name: str, held: float | None = None) -> None:
+        """Give a slot back; `held`: for how long (seconds), which updates the lane's service time."""
+        with self.lock:
+            if held is not None:
+                previous = self.service[name]
+                self.service[name] = held if not previous else previous + SERVICE_WEIGHT * (held - previous)
+            line = self.line[name]
+            if line:
+                line.popleft().set()
+                return
+            if self.free[name] >= self.lanes[name].slots:
+                raise ValueError(f"the {name} lane's slots were given back more often than taken")
+            self.free[name] += 1
 
 
 def lanes_from_env(environ: dict[str, str] | None = None) -> Lanes:
@@ -126,6 +195,7 @@ def lanes_from_env(environ: dict[str, str] | None = None) -> Lanes:
                 slots=int(env.get("ENGRAM_READ_SLOTS", "3")),
                 wait_seconds=int(env.get("ENGRAM_READ_WAIT_MS", "100")) / 1000,
                 retry_after=int(env.get("ENGRAM_READ_RETRY_AFTER", "1")),
+                budget_seconds=int(env.get("ENGRAM_READ_BUDGET_MS", "100")) / 1000,
             ),
             Lane(
                 WRITE,
@@ -213,13 +283,29 @@ def error_answer(
     return [body]
 
 
+def with_front_timing(headers: list[tuple[str, str]], *, wait: float, pool: float) -> list[tuple[str, str]]:
+    """The answer's headers with the front's phases added to its `Server-Timing` (apps/core/timing.py's format):
+    `front-wait`, the wait for a slot of the lane, and `front-pool`, the time the pool took to answer (seconds in,
+    milliseconds out)."""
+    phases = f"front-wait;dur={wait * 1000:.2f}, front-pool;dur={pool * 1000:.2f}"
+    merged, found = [], False
+    for name, value in headers:
+        if name.lower() == "server-timing" and not found:
+            name, value, found = "Server-Timing", f"{value}, {phases}" if value else phases, True
+        merged.append((name, value))
+    return merged if found else [*merged, ("Server-Timing", phases)]
+
+
 class Front:
     """The WSGI application: route, admit (or refuse with 503 Retry-After), forward, answer."""
 
-    def __init__(self, lanes: Lanes, *, max_body: int = 16 * 1024 * 1024, timeout: float = 130.0) -> None:
+    def __init__(
+        self, lanes: Lanes, *, max_body: int = 16 * 1024 * 1024, timeout: float = 130.0, server_timing: bool = False
+    ) -> None:
         self.lanes = lanes
         self.max_body = max_body
         self.timeout = timeout
+        self.server_timing = server_timing  # add the front's own phases to the answer's Server-Timing
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         method = environ["REQUEST_METHOD"]
@@ -254,6 +340,7 @@ class Front:
                 return [body]
         where = route(method, path, body)
         lane = self.lanes.lanes[where.lane]
+        arrived = time.monotonic()
         if not self.lanes.acquire(where.lane, patient=not where.sheddable):
             return error_answer(
                 start_response,
@@ -263,6 +350,7 @@ class Front:
                 f"{lane.retry_after} s (Retry-After).",
                 headers=[("Retry-After", str(lane.retry_after))],
             )
+        admitted = time.monotonic()
         try:
             status, headers, content = self._forward(environ, lane, method, body)
         except OSError as exc:
@@ -274,7 +362,10 @@ class Front:
                 headers=[("Retry-After", str(lane.retry_after))],
             )
         finally:
-            self.lanes.release(where.lane)
+            # the API's requests time the lane's service (a long inspector page or admin export would skew it)
+            self.lanes.release(where.lane, time.monotonic() - admitted if where.sheddable else None)
+        if self.server_timing:
+            headers = with_front_timing(headers, wait=admitted - arrived, pool=time.monotonic() - admitted)
         start_response(status, headers)
         return content
 
@@ -313,4 +404,8 @@ class Front:
 def application_build() -> Front:
     """gunicorn's application factory: `gunicorn 'config.front:application_build()'` (runstack sets the
     environment: the pools' sockets, slots and waits)."""
-    return Front(lanes_from_env(), max_body=int(os.environ.get("ENGRAM_FRONT_MAX_BODY", str(16 * 1024 * 1024))))
+    return Front(
+        lanes_from_env(),
+        max_body=int(os.environ.get("ENGRAM_FRONT_MAX_BODY", str(16 * 1024 * 1024))),
+        server_timing=os.environ.get("ENGRAM_SERVER_TIMING", "").lower() in {"1", "true", "yes", "on"},
+    )

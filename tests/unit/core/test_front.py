@@ -14,7 +14,19 @@ from typing import Any
 
 import pytest
 
-from config.front import READ, WRITE, Front, Lane, Lanes, mcp_writes, route
+from apps.core.timing import parse_server_timing
+from config.front import (
+    READ,
+    SERVICE_WEIGHT,
+    WRITE,
+    Front,
+    Lane,
+    Lanes,
+    admission_wait,
+    mcp_writes,
+    route,
+    with_front_timing,
+)
 
 
 @pytest.mark.parametrize(
@@ -233,3 +245,123 @@ def test_the_health_check_says_starting_until_the_write_pool_listens(pools: dict
     status, headers, content = call(front, "GET", "/healthz")
     assert status.startswith("503") and headers["Retry-After"] == "1"
     assert b'"starting"' in content and b'"write"' in content
+
+
+@pytest.mark.parametrize(
+    ("ahead", "service_ms", "budget_ms", "expected_ms"),
+    [
+        (0, 30, 0, 200),  # no budget: the lane's wait, whatever the line
+        (9, 30, 0, 200),
+        (0, 30, 130, 100),  # 1 × 30 / 2 = 15 ms expected ≤ 130 − 30: waits at most what the budget leaves
+        (5, 30, 130, 100),  # 6 × 30 / 2 = 90 ms: fits
+        (6, 30, 130, None),  # 7 × 30 / 2 = 105 ms > 100: refused at once
+        (0, 10, 500, 200),  # never longer than the lane's wait
+        (0, 130, 130, None),  # the service alone fills the budget: no wait at all
+        (0, 0, 130, 130),  # no service time measured yet: the lane's wait, within the budget
+    ],
+)
+def test_the_budget_lets_a_request_wait_only_when_the_line_ahead_clears_in_time(
+    ahead: int, service_ms: int, budget_ms: int, expected_ms: int | None
+) -> None:
+    wait = admission_wait(ahead=ahead, slots=2, service=service_ms / 1000, budget=budget_ms / 1000, wait=0.2)
+    assert wait == (None if expected_ms is None else pytest.approx(expected_ms / 1000))
+
+
+def in_line(lanes: Lanes, count: int) -> None:
+    """Until `count` requests wait in the read lane's line (at most 5 s)."""
+    deadline = time.monotonic() + 5
+    while len(lanes.line[READ]) < count:
+        assert time.monotonic() < deadline, f"{len(lanes.line[READ])} in line, not {count}"
+        time.sleep(0.001)
+
+
+def lanes_of(slots: int, *, wait_ms: int = 1000, budget_ms: int = 0) -> Lanes:
+    return Lanes([Lane(READ, "unused", slots, wait_ms / 1000, retry_after=1, budget_seconds=budget_ms / 1000)])
+
+
+def test_a_freed_slot_goes_to_the_request_first_in_line_and_the_service_time_follows_the_holds() -> None:
+    lanes = lanes_of(1)
+    assert lanes.acquire(READ, patient=False)
+    served: list[int] = []
+
+    def waiter(number: int) -> None:
+        if lanes.acquire(READ, patient=False):
+            served.append(number)
+            lanes.release(READ, 0.05)
+
+    threads = []
+    for number in range(4):  # in line in this order
+        threads.append(threading.Thread(target=waiter, args=(number,)))
+        threads[-1].start()
+        in_line(lanes, number + 1)
+    lanes.release(READ, 0.05)
+    for thread in threads:
+        thread.join(5)
+    assert served == [0, 1, 2, 3] and lanes.shed[READ] == 0
+    assert lanes.free[READ] == 1 and not lanes.line[READ]
+    assert lanes.service[READ] == pytest.approx(0.05)
+    lanes.acquire(READ, patient=False)
+    lanes.release(READ, 0.15)
+    assert lanes.service[READ] == pytest.approx(0.05 + SERVICE_WEIGHT * 0.10)
+    with pytest.raises(ValueError, match="given back more often"):
+        lanes.release(READ)
+
+
+def test_under_a_budget_a_request_the_line_cannot_clear_in_time_is_refused_at_once() -> None:
+    lanes = lanes_of(1, wait_ms=1000, budget_ms=350)
+    lanes.service[READ] = 0.1  # a slot is held 100 ms: the budget leaves 250 ms of wait, two in line at most
+    assert lanes.acquire(READ, patient=False)
+    outcomes: dict[int, tuple[bool, float]] = {}
+
+    def arrive(number: int) -> None:
+        started = time.monotonic()
+        outcomes[number] = (lanes.acquire(READ, patient=False), time.monotonic() - started)
+
+    for number in range(2):  # 1 × 100 ms and 2 × 100 ms expected: both fit the 250 ms, both wait
+        threading.Thread(target=arrive, args=(number,), daemon=True).start()
+        in_line(lanes, number + 1)
+    arrive(2)  # third in line: 300 ms expected > 250 ms — refused without waiting
+    assert outcomes[2][0] is False and outcomes[2][1] < 0.05 and lanes.shed[READ] == 1
+    patient = threading.Thread(target=lanes.acquire, args=(READ,), kwargs={"patient": True})
+    patient.start()  # the health check and the inspector are not held to the budget: they join the line
+    in_line(lanes, 3)
+
+    time.sleep(0.3)  # nobody gives the slot back: the two in line give up after the 250 ms the budget left
+    assert sorted(outcomes) == [0, 1, 2] and not outcomes[0][0] and not outcomes[1][0]
+    assert 0.23 < outcomes[0][1] < 0.3 and lanes.shed[READ] == 3
+    lanes.release(READ, 0.1)  # the patient one is still in line, and gets the slot
+    patient.join(5)
+    assert not patient.is_alive() and not lanes.line[READ] and lanes.free[READ] == 0
+
+
+def test_a_slot_handed_over_just_as_the_wait_runs_out_is_taken_not_lost() -> None:
+    lanes = lanes_of(1, wait_ms=50)
+    assert lanes.acquire(READ, patient=False)
+    outcome: list[bool] = []
+    waiter = threading.Thread(target=lambda: outcome.append(lanes.acquire(READ, patient=False)))
+    waiter.start()
+    in_line(lanes, 1)
+    with lanes.lock:  # the wait runs out meanwhile; the slot is handed over (as `release` does) before it looks
+        time.sleep(0.1)
+        lanes.line[READ].popleft().set()
+    waiter.join(5)
+    assert outcome == [True] and lanes.shed[READ] == 0 and lanes.free[READ] == 0
+
+
+def test_the_front_adds_its_wait_and_the_pools_time_to_server_timing(pools: dict[str, Pool]) -> None:
+    front = front_for(pools)
+    assert "Server-Timing" not in call(front, "GET", "/api/v1/memories")[1]  # off unless asked for
+    front.server_timing = True
+    _, headers, _ = call(front, "GET", "/api/v1/memories")
+    timing = parse_server_timing(headers["Server-Timing"])
+    assert set(timing) == {"front-wait", "front-pool"} and timing["front-wait"] < 50 and timing["front-pool"] > 0
+    merged = with_front_timing([("server-timing", "sql;dur=3.00, total;dur=9.00")], wait=0.002, pool=0.0125)
+    assert merged == [("Server-Timing", "sql;dur=3.00, total;dur=9.00, front-wait;dur=2.00, front-pool;dur=12.50")]
+
+
+def test_only_the_apis_requests_time_the_lanes_service(pools: dict[str, Pool]) -> None:
+    front = front_for(pools)
+    call(front, "GET", "/inspector/")  # never refused, so never held to the budget: its time is not counted
+    assert front.lanes.service[READ] == 0.0
+    call(front, "GET", "/api/v1/memories")
+    assert front.lanes.service[READ] > 0.0
