@@ -223,6 +223,8 @@ def test_bench_load_writes_and_reads_through_a_live_server_and_reports_the_queue
     assert report["per_message_cpu_ms"]["embedding"] > 0
     assert all(run["best_cpu_ms_per_turn"] > 0 for run in report["bound"]["runs"])
     assert report["reads_cpu"]["search"]["cpu_ms_per_read"] > 0 and report["reads_cpu"]["context"]["web_cores"] > 0
+    # where a served read's time went: the view's phases (the front's wait and pool time only behind the front)
+    assert report["reads_phases_ms"]["search"]["sql"][0] > 0 and report["reads_parts_ms"]["context"]["view"]["p95"] > 0
     assert "ratio" in out.getvalue() and "per ingested message" in out.getvalue()
 
 

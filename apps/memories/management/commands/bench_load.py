@@ -75,6 +75,9 @@ def accepted_kept(tenant: Tenant, *, message_ids: list[str], memory_ids: list[st
     }
 
 
+FRONT_PREFIX = "front-"  # the front's phases in Server-Timing (config/front.py), beside the view's
+READ_PARTS = {"admission wait": "front-wait", "pool": "front-pool", "view": "total"}
+
 PHASES = ("parse", "ledger", "state", "extraction", "embedding", "write", "sql", "redis", "enqueue", "other")
 
 
@@ -124,6 +127,12 @@ class _Load:
         # another process's): what the reads take from the cores the writers share
         self.read_cpu_ms: dict[str, list[float]] = defaultdict(list)
         self.read_sql_ms: dict[str, list[float]] = defaultdict(list)
+        # where a served read's time went, {endpoint: {part: [ms]}}: the front's wait for a read slot, the pool's
+        # answer as the front timed it, the view inside it (the front's parts only when it adds them)
+        self.read_parts_ms: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+        # the view's phases summed over the served reads, {endpoint: {phase: ms}}: wall, and processor time
+        self.read_phase_ms: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+        self.read_phase_cpu_ms: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
         self.accepted_ids: list[str] = []  # message ids of the batches answered 2xx
         self.created_ids: list[str] = []  # memory ids those answers say were created
 
@@ -310,6 +319,21 @@ class Command(BaseCommand):
             "reads": {
                 endpoint: locomo.percentiles(values) | {"n": len(values)} for endpoint, values in load.read_ms.items()
             },
+            "reads_parts_ms": {
+                endpoint: {part: locomo.percentiles(values) for part, values in parts.items()}
+                for endpoint, parts in load.read_parts_ms.items()
+            },
+            "reads_phases_ms": {
+                endpoint: {
+                    name: [
+                        round(milliseconds / len(load.read_cpu_ms[endpoint]), 2),
+                        round(load.read_phase_cpu_ms[endpoint].get(name, 0.0) / len(load.read_cpu_ms[endpoint]), 2),
+                    ]
+                    for name, milliseconds in sorted(phases.items())
+                }
+                for endpoint, phases in load.read_phase_ms.items()
+                if load.read_cpu_ms[endpoint]
+            },
             "answered_ms": {
                 endpoint: locomo.percentiles(values) | {"n": len(values)} for endpoint, values in load.answer_ms.items()
             },
@@ -363,7 +387,8 @@ class Command(BaseCommand):
                             load.profiled_messages += len(chunk)
                             load.client_ms += answer.milliseconds
                             for name, milliseconds in answer.server_timing.items():
-                                load.phase_ms[name] += milliseconds
+                                if not name.startswith(FRONT_PREFIX):  # the front's, not the view's
+                                    load.phase_ms[name] += milliseconds
                             for name, milliseconds in answer.server_cpu.items():
                                 load.cpu_ms[name] += milliseconds
                         load.started_contacts[contact_id] = sample_id
@@ -416,6 +441,13 @@ class Command(BaseCommand):
                             if answer.server_cpu:
                                 load.read_cpu_ms[endpoint].append(answer.server_cpu.get("total", 0.0))
                                 load.read_sql_ms[endpoint].append(answer.server_timing.get("sql", 0.0))
+                            for name, milliseconds in answer.server_timing.items():
+                                load.read_phase_ms[endpoint][name] += milliseconds
+                            for name, milliseconds in answer.server_cpu.items():
+                                load.read_phase_cpu_ms[endpoint][name] += milliseconds
+                            for part, name in READ_PARTS.items():
+                                if name in answer.server_timing:
+                                    load.read_parts_ms[endpoint][part].append(answer.server_timing[name])
                             load.answer_ms[endpoint].append((time.monotonic() - first_sent) * 1000)
                         break
         finally:
@@ -456,6 +488,16 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"  {endpoint:<8} n {cells['n']:6d}  "
                 f"p50 {cells['p50']} ms  p95 {cells['p95']} ms  p99 {cells['p99']} ms"
+            )
+        for endpoint, parts in figures.get("reads_parts_ms", {}).items():
+            self.stdout.write(
+                f"  {endpoint:<8} served, where the time went (p50 / p95 ms): "
+                + ", ".join(f"{part} {cells['p50']} / {cells['p95']}" for part, cells in parts.items())
+            )
+        for endpoint, phases in figures.get("reads_phases_ms", {}).items():
+            self.stdout.write(
+                f"  {endpoint:<8} per served read (ms, wall / the web worker's processor time): "
+                + ", ".join(f"{name} {wall} / {cpu}" for name, (wall, cpu) in phases.items())
             )
         for endpoint, cells in figures["answered_ms"].items():
             if figures["shed"].get(endpoint):
