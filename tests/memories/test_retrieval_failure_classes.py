@@ -228,6 +228,49 @@ def test_a_list_question_places_other_conversations_before_repeats(api):
     assert all(row["explain"]["diversity_penalty"] == 0 for row in body["results"])
 
 
+# "How many days passed between …?" asks how long: its answer is the turns that date the two moments, often of
+# one conversation and in the same words. Re-ordered like a list (the diversity stage), the second dating turn,
+# redundant with the first, fell below a reply that says nothing of either (docs/benchmarks.md, Session 18).
+DURATION = [
+    (
+        DAY,
+        [
+            ("Sam", "I booked the community hall for the pottery workshop today."),
+            ("Jordan", "Nice, the hall is lovely."),
+            ("Sam", "The pottery workshop itself is on Saturday the 18th, at the community hall."),
+            ("Jordan", "I will bring the clay."),
+        ],
+    ),
+    (
+        DAY + timedelta(days=20),
+        [
+            ("Sam", "The pottery workshop went great, the community hall was full."),
+            ("Jordan", "Told you the hall would work."),
+        ],
+    ),
+    (
+        DAY + timedelta(days=40),
+        [
+            ("Sam", "Thinking of another pottery workshop at the community hall next spring."),
+            ("Jordan", "Count me in."),
+        ],
+    ),
+]
+
+
+def test_a_duration_question_is_not_spread_like_a_list(api):
+    _ingest(api, "span", DURATION)
+    query = "How many days passed between booking the community hall and the pottery workshop?"
+    body = _search(api, "span", query)
+    assert body["diversified"] is False
+    assert all(row["explain"]["diversity_penalty"] == 0 for row in body["results"])
+    turns = _turns(body, "span")
+    # the booking and the workshop's date, one conversation, come before the other conversations' mentions
+    assert {"S1:1", "S1:3"} <= set(turns[:2]), turns
+    # a count of things still is a list question
+    assert _search(api, "span", "How many pottery workshops did Sam hold at the community hall?")["diversified"]
+
+
 PARAPHRASE = [
     (
         DAY,

@@ -144,6 +144,30 @@ def test_one_answer_questions_do_not(query):
     assert not diversity.asks_for_many(query)
 
 
+@pytest.mark.parametrize(
+    "query",
+    [
+        "How many days passed between the meeting and the deadline?",
+        "How many weeks do I have until the launch?",
+        "How many total hours have I spent studying?",
+        "How many months passed between Andrew adopting Buddy and Scout",
+    ],
+)
+def test_a_duration_is_not_a_count(query):
+    assert not diversity.asks_for_many(query)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "How many days did he spend in all the cities he visited?",  # "all": still a list
+        "How many daylilies did she plant?",  # a count of things whose name starts like a unit
+    ],
+)
+def test_a_duration_does_not_hide_another_cue(query):
+    assert diversity.asks_for_many(query)
+
+
 def test_diversity_places_one_result_per_conversation_before_repeats():
     # (score, session, text): two paraphrases of one session's episode outrank another session's answer
     items = [

@@ -7,7 +7,10 @@ the ranking is re-ordered by maximal marginal relevance: each next result is the
 minus a penalty for its redundancy with the results already placed, is highest. Redundancy with a placed
 result is its share of the candidate's content words (`overlap.content_words`) plus a fixed part when both
 come from the same conversation; the penalty is the largest redundancy times DIVERSITY_PENALTY. A question
-that asks for one thing keeps the plain ranking.
+that asks for one thing keeps the plain ranking. So does a question that asks for a duration ("How many days
+passed between the meeting and the deadline?"): it asks "how long", one span between two moments; its answer
+is the turns that date them, which spreading the list over other conversations pushes down
+(docs/benchmarks.md, Session 18).
 
 Pure (no Django).
 """
@@ -28,6 +31,10 @@ SAME_SESSION = 0.5  # the redundancy two results of one conversation have before
 RERANKED = 50  # how deep the re-ordering looks
 
 _MANY = re.compile(r"\b(?:how many|how often|all|every|list|several|various)\b", re.IGNORECASE)
+# "how many days / weeks / total hours …": a length of time, the question "how long" asks (not a cue either)
+_DURATION = re.compile(
+    r"\bhow many\s+(?:[a-z]+\s+)?(?:seconds|minutes|hours|days|weeks|months|years|decades)\b", re.IGNORECASE
+)
 # "What books has John read?", "Which countries did they visit?": a plural noun right after the question word
 _PLURAL_HEAD = re.compile(r"^\s*(?:what|which)\s+([a-z]{3,}s)\s+(?:has|have|had|did|does|do|are|were)\b", re.IGNORECASE)
 
@@ -35,8 +42,9 @@ _PLURAL_HEAD = re.compile(r"^\s*(?:what|which)\s+([a-z]{3,}s)\s+(?:has|have|had|
 def asks_for_many(query: str) -> bool:
     """Does the question ask for a count or a list ("how many", "all", "every", "list", or a plural noun
     right after "what"/"which")? Broader cues ("what kind of", "both", any plural noun) also caught
-    one-answer questions and lost recall on both development sets (docs/benchmarks.md)."""
-    if _MANY.search(query):
+    one-answer questions and lost recall on both development sets (docs/benchmarks.md). "How many" with a
+    unit of time asks for a duration, not a count: it is no cue (another cue in the question still is)."""
+    if _MANY.search(_DURATION.sub(" ", query)):
         return True
     head = _PLURAL_HEAD.search(query)
     return bool(head and not head.group(1).lower().endswith(("ss", "us", "is")))
