@@ -1,21 +1,33 @@
-"""Model instances from one hand-written statement, for lookups on every request.
+"""Model instances from one hand-written statement, for lookups on every request; and new instances written in
+one statement whose parameters travel apart from its text, for the write path's widest rows.
 
 The ORM compiles each query in Python before sending it (0.6–0.8 ms for a join of two or three tables,
 measured on GET /context), several times the round trip to PostgreSQL. A hot-path selector writes its
 SELECT with `columns(...)` for each model and builds the instances with `instances(...)`: the same
 objects the ORM would return (`Model.from_db`, field converters applied), related rows attached.
+
+`instances_insert(objs)` is `bulk_create` for new rows whose primary key is set, without the compiler and
+without writing every value into the SQL: a memory's two 384-float vectors were printed as ~8 KB of text,
+quoted by psycopg and parsed back by PostgreSQL (issue 29 item 2, docs/benchmarks.md "Session 19").
 """
 
 from __future__ import annotations
 
+import itertools
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
-from django.db import connection
+from django.db import connection, connections
 from django.db.backends.utils import CursorWrapper
 from django.db.models import Model
+from pgvector.django import HalfVectorField
+from psycopg.adapt import Dumper
+from psycopg.pq import Format
+
+from apps.core.vectors import Halfvec, halfvec_binary
 
 
 def columns(model: type[Model], alias: str) -> str:
@@ -96,3 +108,114 @@ def bound_cursor() -> Iterator[CursorWrapper]:
     finally:
         database.prepare_threshold = threshold
         cursor.close()
+
+
+_PLACEHOLDER = re.compile(r"%[s%]")  # Django's placeholder, and its escaped percent sign
+MAX_PARAMETERS = 65_535  # bound parameters one statement may carry (PostgreSQL's protocol: an int16 count)
+
+
+@lru_cache(maxsize=1)
+def _raw_cursor_class() -> type:
+    from django.db.backends.postgresql.base import CursorMixin  # type: ignore[attr-defined]  # psycopg 3 only
+    from psycopg import RawCursor
+
+    class DjangoRawCursor(CursorMixin, RawCursor):  # type: ignore[misc,valid-type]
+        """PostgreSQL's own placeholders ($1, $2, …): psycopg sends the text as it is, without splitting it
+        at every %s in Python (the cost of a statement with thousands of parameters)."""
+
+    return DjangoRawCursor
+
+
+def _halfvec_dumper(oid: int) -> type[Dumper]:
+    class HalfvecDumper(Dumper):
+        format = Format.BINARY
+
+        def dump(self, obj: Any) -> bytes:
+            return bytes(obj)
+
+    HalfvecDumper.oid = oid
+    return HalfvecDumper
+
+
+_halfvec_oids: dict[str, int] = {}  # per database (its extension's type); a test database is another name
+
+
+@contextmanager
+def _binding_cursor() -> Iterator[CursorWrapper]:
+    """A cursor on Django's connection whose statements carry their parameters apart, written with
+    PostgreSQL's placeholders ($1, $2, …; not prepared: each INSERT has its own number of rows), `Halfvec`
+    values sent in binary."""
+    connection.ensure_connection()
+    database = connection.settings_dict["NAME"]
+    with connection.wrap_database_errors:
+        raw = _raw_cursor_class()(connection.connection)
+        if database not in _halfvec_oids:
+            raw.execute("SELECT 'halfvec'::regtype::oid")
+            row = raw.fetchone()
+            assert row is not None
+            _halfvec_oids[database] = int(row[0])
+    raw.adapters.register_dumper(Halfvec, _halfvec_dumper(_halfvec_oids[database]))
+    cursor = connection._prepare_cursor(raw)  # type: ignore[attr-defined]  # the execute wrappers, as connection.cursor()
+    try:
+        yield cursor
+    finally:
+        cursor.close()
+
+
+def instances_insert(objs: Sequence[Model]) -> None:
+    """`Model.objects.bulk_create(objs)` for new instances of one model whose primary keys are set, in as few
+    statements as the parameter limit allows: the same rows (each field's `pre_save` and database value, as
+    bulk_create takes them; a value that is an expression compiled as bulk_create compiles it), sent apart
+    from the statement's text, `halfvec` columns in binary. Unlike bulk_create it reads nothing back: the
+    generated columns are left unloaded on the instances (read on first access, as for any deferred field)."""
+    if not objs:
+        return
+    model = type(objs[0])
+    meta = model._meta
+    database = connections[connection.alias]  # the connection itself: each field asks it for its operations
+    fields = [field for field in meta.concrete_fields if not field.generated]
+    compiler = None
+    rows: list[tuple[str, list[Any]]] = []
+    for obj in objs:
+        if obj.pk is None:
+            raise ValueError("instances_insert writes instances whose primary key is set")
+        obj._prepare_related_fields_for_save(operation_name="bulk_create")  # type: ignore[attr-defined]
+        placeholders: list[str] = []
+        params: list[Any] = []
+        for field in fields:
+            value = field.pre_save(obj, add=True)
+            if hasattr(value, "resolve_expression"):
+                if compiler is None:
+                    from django.db.models.sql import InsertQuery
+
+                    compiler = InsertQuery(model).get_compiler(connection=database)
+                sql, expression_params = compiler.compile(
+                    value.resolve_expression(compiler.query, allow_joins=False, for_save=True)
+                )
+                placeholders.append(sql)  # its %s are numbered when the statement is built
+                params.extend(expression_params)
+                continue
+            if isinstance(field, HalfVectorField) and value is not None and len(value):
+                value = halfvec_binary(value)
+            else:
+                value = field.get_db_prep_save(value, database)
+            placeholders.append("%s")
+            params.append(value)
+        rows.append((f"({', '.join(placeholders)})", params))
+    columns = ", ".join(connection.ops.quote_name(field.column) for field in fields)
+    per_statement = max(1, MAX_PARAMETERS // (2 * len(fields)))  # room for expressions' extra parameters
+    with _binding_cursor() as cursor:
+        for start in range(0, len(rows), per_statement):
+            chunk = rows[start : start + per_statement]
+            numbers = itertools.count(1)
+            values = _PLACEHOLDER.sub(
+                lambda match: "%" if match.group(0) == "%%" else f"${next(numbers)}",
+                ", ".join(values for values, _ in chunk),
+            )
+            cursor.execute(
+                f"INSERT INTO {connection.ops.quote_name(meta.db_table)} ({columns}) VALUES {values}",
+                [param for _, params in chunk for param in params],
+            )
+    for obj in objs:
+        obj._state.adding = False
+        obj._state.db = connection.alias

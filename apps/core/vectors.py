@@ -8,7 +8,11 @@ reads the scope's recent ones back (issue 29 item 2: the text round trip was ~3 
   a dimension: issue 29 item 5, docs/benchmarks.md) — PostgreSQL rounds the text to float16;
 - `vector_from_send`: a vector read as `vector_send(column)` (bytea: dimension, unused, big-endian float4s) —
   no text printing in PostgreSQL, no parsing here. A `halfvec` column is read as `vector_send(column::vector)`
-  (the float16s widened exactly)."""
+  (the float16s widened exactly);
+- `halfvec_binary`: a `halfvec` in PostgreSQL's binary form, for a statement whose parameters travel apart from
+  its text (`apps/core/rows.py`, `instances_insert`): no text printed here or parsed there. The float32s are
+  rounded to float16 here as PostgreSQL rounds their text (to nearest, ties to even), so the stored values are
+  the same (tests/core/test_rows_insert.py)."""
 
 from __future__ import annotations
 
@@ -29,6 +33,15 @@ def vector_text(values: Any) -> str:
     """'[0.1,0.2,…]' for a list or array of floats."""
     floats = values.tolist() if isinstance(values, np.ndarray) else list(values)
     return _template(len(floats)) % tuple(floats)
+
+
+class Halfvec(bytes):
+    """A `halfvec` in PostgreSQL's binary form: int16 dimensions, int16 unused, big-endian float16 values."""
+
+
+def halfvec_binary(values: Any) -> Halfvec:
+    floats = np.asarray(values, dtype=np.float32)
+    return Halfvec(np.array([len(floats), 0], dtype=">u2").tobytes() + floats.astype(">f2").tobytes())
 
 
 def vector_from_send(value: bytes | memoryview) -> np.ndarray:

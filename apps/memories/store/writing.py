@@ -23,6 +23,7 @@ from apps.contacts.models import Contact
 from apps.conversations.models import Message
 from apps.conversations.selectors import messages_turns_before
 from apps.core.embeddings import cache_scope, content_hash, get_embedder, memory_text, vector_literal
+from apps.core.rows import instances_insert
 from apps.core.vectors import vector_from_send
 from apps.entities.services import EntityLike, entity_upsert_many
 from apps.memories import scoring
@@ -472,7 +473,7 @@ class _ScopeWriter:
         self.corrections.append((old, new))
 
     def flush(self) -> None:
-        Memory.objects.bulk_create(self.created)
+        instances_insert(self.created)  # bulk_create without printing the vectors as text (apps/core/rows.py)
         if self.links:
             mentions = [(entity, at) for _, entities, at in self.links for entity in entities]
             resolved = entity_upsert_many(
