@@ -12,6 +12,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+import numpy as np
+
 
 class MemoryType(StrEnum):
     """The one vocabulary of memory types (the model's choices, the API's, the rules'); a member is its
@@ -104,6 +106,30 @@ def novelty(embedding: Sequence[float], centroid: Sequence[float] | None) -> flo
     if centroid is None:
         return 1.0
     return clamp(1.0 - cosine(embedding, centroid))
+
+
+class Novelty:
+    """`novelty(vector, centroid)` against one centroid for many vectors, in numpy: the same products of the
+    same doubles, added in the same order (a running sum, as Python's `sum` over floats adds before 3.12), so
+    every result is the one `novelty` gives, to the last bit (tests/unit/memories/test_scoring.py) — at a
+    fraction of its cost (~0.1 ms of each ingested message, two 384-float lists walked in Python)."""
+
+    def __init__(self, centroid: np.ndarray | None) -> None:
+        self.centroid = None if centroid is None else np.asarray(centroid).astype(np.float64)
+        self.centroid_norm = 0.0 if self.centroid is None else math.sqrt(_running_sum(self.centroid * self.centroid))
+
+    def __call__(self, vector: np.ndarray) -> float:
+        if self.centroid is None:
+            return 1.0
+        values = np.asarray(vector).astype(np.float64)
+        dot = _running_sum(values * self.centroid)
+        norm = math.sqrt(_running_sum(values * values)) * self.centroid_norm
+        return clamp(1.0 - (dot / norm if norm else 0.0))
+
+
+def _running_sum(values: np.ndarray) -> float:
+    """Left to right, one addition at a time (numpy's `sum` adds pairwise: other roundings)."""
+    return float(np.cumsum(values)[-1]) if values.size else 0.0
 
 
 def importance_score(*, novelty: float, salience: float, type_default: float) -> tuple[float, float]:

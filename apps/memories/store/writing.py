@@ -548,7 +548,9 @@ def memories_write(
     # novelty is judged against the scope as it was before this batch: a message's episode is not "typical"
     # because the fact drawn from the same message was just written; nor is anything in a scope too small
     # to have a typical content yet
-    typical = sample.centroid.copy() if sample.centroid is not None and len(sample.ids) >= NOVELTY_FROM else None
+    typical = scoring.Novelty(
+        sample.centroid.copy() if sample.centroid is not None and len(sample.ids) >= NOVELTY_FROM else None
+    )
     changes = [
         _write_one(
             writer=writer,
@@ -623,7 +625,7 @@ def _write_one(
     vector: np.ndarray,
     context_vector: np.ndarray | None,
     sample: _ScopeSample,
-    typical: np.ndarray | None,
+    typical: scoring.Novelty,
     provenance: Provenance,
     embedding_model: str,
     now: datetime,
@@ -646,7 +648,7 @@ def _write_one(
     if candidate.importance is not None:
         importance = round(scoring.clamp(candidate.importance), 4)
     else:
-        novelty = scoring.novelty(vector.tolist(), None if typical is None else typical.tolist())
+        novelty = typical(vector)
         raw, importance = scoring.importance_score(
             novelty=novelty, salience=candidate.salience, type_default=type_default
         )

@@ -100,3 +100,21 @@ def test_seed_type_mapping():
         "episodic": "episode",
         "working": "episode",
     }
+
+
+def test_novelty_in_numpy_is_novelty_to_the_last_bit():
+    """Ingest judges novelty with `Novelty` (numpy) instead of `novelty` (Python lists, ~20x dearer): the stored
+    importance must not move, so every result is compared exactly, not approximately."""
+    import numpy as np
+
+    rng = np.random.default_rng(29)
+    for dimensions in (384, 7, 1):
+        centroid = rng.standard_normal(dimensions).astype(np.float32)
+        judge = scoring.Novelty(centroid)
+        for _ in range(300):
+            vector = rng.standard_normal(dimensions).astype(np.float32)
+            vector /= np.linalg.norm(vector)
+            assert judge(vector) == scoring.novelty(vector.tolist(), centroid.tolist())
+        assert judge(centroid) == scoring.novelty(centroid.tolist(), centroid.tolist())
+        assert judge(np.zeros(dimensions, dtype=np.float32)) == 1.0 == scoring.novelty([0.0] * dimensions, centroid)
+    assert scoring.Novelty(None)(centroid) == 1.0 == scoring.novelty(centroid.tolist(), None)
