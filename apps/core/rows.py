@@ -22,7 +22,8 @@ from typing import Any
 
 from django.db import connection, connections
 from django.db.backends.utils import CursorWrapper
-from django.db.models import Model
+from django.db.models import AutoField, Model
+
 from pgvector.django import HalfVectorField
 from psycopg.adapt import Dumper
 from psycopg.pq import Format
@@ -163,22 +164,26 @@ def _binding_cursor() -> Iterator[CursorWrapper]:
 
 
 def instances_insert(objs: Sequence[Model]) -> None:
-    """`Model.objects.bulk_create(objs)` for new instances of one model whose primary keys are set, in as few
-    statements as the parameter limit allows: the same rows (each field's `pre_save` and database value, as
-    bulk_create takes them; a value that is an expression compiled as bulk_create compiles it), sent apart
-    from the statement's text, `halfvec` columns in binary. Unlike bulk_create it reads nothing back: the
-    generated columns are left unloaded on the instances (read on first access, as for any deferred field)."""
+    """`Model.objects.bulk_create(objs)` for new instances of one model, in as few statements as the parameter
+    limit allows: the same rows (each field's `pre_save` and database value, as bulk_create takes them; a value
+    that is an expression compiled as bulk_create compiles it), sent apart from the statement's text, `halfvec`
+    columns in binary. Either every instance has its primary key, or none has and the key is an auto field:
+    then, as bulk_create does, PostgreSQL's keys are set on the instances (RETURNING, in the rows' order).
+    Unlike bulk_create it reads nothing else back: generated columns are left unloaded on the instances (read
+    on first access, as for any deferred field)."""
     if not objs:
         return
     model = type(objs[0])
     meta = model._meta
     database = connections[connection.alias]  # the connection itself: each field asks it for its operations
-    fields = [field for field in meta.concrete_fields if not field.generated]
+    keyed = [obj.pk is not None for obj in objs]
+    if not all(keyed) and (any(keyed) or not isinstance(meta.pk, AutoField)):
+        raise ValueError("instances_insert writes instances that all have their primary key, or none and an auto key")
+    returning = not all(keyed)
+    fields = [field for field in meta.concrete_fields if not field.generated and not (returning and field is meta.pk)]
     compiler = None
     rows: list[tuple[str, list[Any]]] = []
     for obj in objs:
-        if obj.pk is None:
-            raise ValueError("instances_insert writes instances whose primary key is set")
         obj._prepare_related_fields_for_save(operation_name="bulk_create")  # type: ignore[attr-defined]
         placeholders: list[str] = []
         params: list[Any] = []
@@ -202,20 +207,38 @@ def instances_insert(objs: Sequence[Model]) -> None:
             placeholders.append("%s")
             params.append(value)
         rows.append((f"({', '.join(placeholders)})", params))
+    table = connection.ops.quote_name(meta.db_table)
     columns = ", ".join(connection.ops.quote_name(field.column) for field in fields)
-    per_statement = max(1, MAX_PARAMETERS // (2 * len(fields)))  # room for expressions' extra parameters
+    suffix = f" RETURNING {connection.ops.quote_name(meta.pk.column)}" if returning else ""
+    keys: list[Any] = []
     with _binding_cursor() as cursor:
-        for start in range(0, len(rows), per_statement):
-            chunk = rows[start : start + per_statement]
+        for chunk in _within_parameter_limit(rows):
             numbers = itertools.count(1)
             values = _PLACEHOLDER.sub(
                 lambda match: "%" if match.group(0) == "%%" else f"${next(numbers)}",
                 ", ".join(values for values, _ in chunk),
             )
             cursor.execute(
-                f"INSERT INTO {connection.ops.quote_name(meta.db_table)} ({columns}) VALUES {values}",
+                f"INSERT INTO {table} ({columns}) VALUES {values}{suffix}",
                 [param for _, params in chunk for param in params],
             )
-    for obj in objs:
+            if returning:
+                keys.extend(row[0] for row in cursor.fetchall())
+    for index, obj in enumerate(objs):
+        if returning:
+            obj.pk = keys[index]
         obj._state.adding = False
         obj._state.db = connection.alias
+
+
+def _within_parameter_limit(rows: list[tuple[str, list[Any]]]) -> Iterator[list[tuple[str, list[Any]]]]:
+    chunk: list[tuple[str, list[Any]]] = []
+    count = 0
+    for row in rows:
+        if chunk and count + len(row[1]) > MAX_PARAMETERS:
+            yield chunk
+            chunk, count = [], 0
+        chunk.append(row)
+        count += len(row[1])
+    if chunk:
+        yield chunk

@@ -21,6 +21,7 @@ from apps.contacts.intelligence import stages
 from apps.contacts.intelligence.helplines import helpline_guidance
 from apps.contacts.models import Contact, ContactState, CrisisReview, InteractionLog
 from apps.core.llm import LLMUnavailable, llm_complete_json, llm_is_configured
+from apps.core.rows import instances_insert
 
 logger = logging.getLogger(__name__)
 
@@ -134,7 +135,7 @@ def contact_state_update_many(
             update, log = _state_step(contact=contact, state=state, message=message)
             updates.append(update)
             logs.append(log)
-        InteractionLog.objects.bulk_create(logs)
+        instances_insert(logs)  # bulk_create, its parameters sent apart (apps/core/rows.py)
         state.usual_mood, state.usual_energy = _usual_mood(contact)
         state.save()
     return updates

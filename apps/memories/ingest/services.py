@@ -36,6 +36,7 @@ from apps.core.chunking import semantic_chunks
 from apps.core.embeddings import EmbedderUnavailable, cache_scope
 from apps.core.exceptions import ApplicationError
 from apps.core.moments import occurred_at_problem
+from apps.core.rows import instances_insert
 from apps.core.timing import phase
 from apps.entities.services import entity_aliases_add
 from apps.memories import scoring
@@ -617,29 +618,28 @@ def _persist_batch(*, tenant: Tenant, items: Sequence[IngestItem]) -> list[_Pers
             existing[message.external_id] = message
             new_messages.append(message)
             plan.append((message, True))
-        Message.objects.bulk_create(new_messages)
-        events = ContextEvent.objects.bulk_create(
-            [
-                ContextEvent(
-                    tenant=tenant,
-                    contact=message.contact,
-                    conversation=message.conversation,
-                    message=message,
-                    event_type=ContextEvent.TYPE_MESSAGE,
-                    content=message.content,
-                    source_metadata={
-                        "source": "ingest",
-                        "conversation_id": message.conversation.external_id,
-                        "message_id": message.external_id,
-                        "role": message.role,
-                        "speaker": message.speaker,
-                        "channel": item.channel,
-                    },
-                )
-                for (message, created), item in zip(plan, items, strict=True)
-                if created
-            ]
-        )
+        instances_insert(new_messages)  # bulk_create, its parameters sent apart (apps/core/rows.py)
+        events = [
+            ContextEvent(
+                tenant=tenant,
+                contact=message.contact,
+                conversation=message.conversation,
+                message=message,
+                event_type=ContextEvent.TYPE_MESSAGE,
+                content=message.content,
+                source_metadata={
+                    "source": "ingest",
+                    "conversation_id": message.conversation.external_id,
+                    "message_id": message.external_id,
+                    "role": message.role,
+                    "speaker": message.speaker,
+                    "channel": item.channel,
+                },
+            )
+            for (message, created), item in zip(plan, items, strict=True)
+            if created
+        ]
+        instances_insert(events)
         messages_appended(messages=new_messages)
         transaction.on_commit(lambda: _after_commit(new_messages))
     event_of = {event.message_id: event for event in events}

@@ -374,7 +374,7 @@ def episodes_outdate(*, corrections: Sequence[tuple[Memory, Memory]], actor: str
         for episode in outdated:
             episode.updated_at = now
         Memory.objects.bulk_update(outdated, ["outdated_by", "updated_at"])
-        MemoryRevision.objects.bulk_create(revisions)
+        instances_insert(revisions)
     return len(outdated)
 
 
@@ -511,7 +511,7 @@ class _ScopeWriter:
             for memory in self.changed.values():
                 memory.updated_at = now
             Memory.objects.bulk_update(list(self.changed.values()), [*REINFORCED_FIELDS, "valid_to", "superseded_by"])
-        MemoryRevision.objects.bulk_create(self.revisions)
+        instances_insert(self.revisions)
         episodes_outdate(corrections=self.corrections, actor=self.actor)
 
 
