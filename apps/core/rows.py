@@ -23,7 +23,6 @@ from typing import Any
 from django.db import connection, connections
 from django.db.backends.utils import CursorWrapper
 from django.db.models import AutoField, Model
-
 from pgvector.django import HalfVectorField
 from psycopg.adapt import Dumper
 from psycopg.pq import Format
@@ -213,11 +212,7 @@ def instances_insert(objs: Sequence[Model]) -> None:
     keys: list[Any] = []
     with _binding_cursor() as cursor:
         for chunk in _within_parameter_limit(rows):
-            numbers = itertools.count(1)
-            values = _PLACEHOLDER.sub(
-                lambda match: "%" if match.group(0) == "%%" else f"${next(numbers)}",
-                ", ".join(values for values, _ in chunk),
-            )
+            values = _numbered(", ".join(values for values, _ in chunk))
             cursor.execute(
                 f"INSERT INTO {table} ({columns}) VALUES {values}{suffix}",
                 [param for _, params in chunk for param in params],
@@ -229,6 +224,12 @@ def instances_insert(objs: Sequence[Model]) -> None:
             obj.pk = keys[index]
         obj._state.adding = False
         obj._state.db = connection.alias
+
+
+def _numbered(sql: str) -> str:
+    """Django's placeholders as PostgreSQL's: each %s the next $n, an escaped %% a percent sign."""
+    numbers = itertools.count(1)
+    return _PLACEHOLDER.sub(lambda match: "%" if match.group(0) == "%%" else f"${next(numbers)}", sql)
 
 
 def _within_parameter_limit(rows: list[tuple[str, list[Any]]]) -> Iterator[list[tuple[str, list[Any]]]]:

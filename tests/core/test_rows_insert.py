@@ -65,7 +65,7 @@ def _memory(tenant, contact, vector: np.ndarray, number: int) -> Memory:
         valid_from=AT,
         index_terms="8 May 2023",
         source_session_id="conv-26:session_1",
-        source_message_ids=[f"conv-26:D1:{number}", "it's 50% \"quoted\""],
+        source_message_ids=[f"conv-26:D1:{number}", 'it\'s 50% "quoted"'],
         source_event_ids=[uuid.UUID(int=number)],
         source_sequence=number,
         metadata={"polarity": -1, "note": "50% of {braces} and 'quotes'"} if number % 2 else {},
