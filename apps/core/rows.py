@@ -13,7 +13,6 @@ quoted by psycopg and parsed back by PostgreSQL (issue 29 item 2, docs/benchmark
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -181,10 +180,10 @@ def instances_insert(objs: Sequence[Model]) -> None:
     returning = not all(keyed)
     fields = [field for field in meta.concrete_fields if not field.generated and not (returning and field is meta.pk)]
     compiler = None
-    rows: list[tuple[str, list[Any]]] = []
+    rows: list[tuple[list[str | None], list[Any]]] = []
     for obj in objs:
         obj._prepare_related_fields_for_save(operation_name="bulk_create")  # type: ignore[attr-defined]
-        placeholders: list[str] = []
+        placeholders: list[str | None] = []  # None: one parameter; else an expression's SQL, with its %s
         params: list[Any] = []
         for field in fields:
             value = field.pre_save(obj, add=True)
@@ -196,23 +195,23 @@ def instances_insert(objs: Sequence[Model]) -> None:
                 sql, expression_params = compiler.compile(
                     value.resolve_expression(compiler.query, allow_joins=False, for_save=True)
                 )
-                placeholders.append(sql)  # its %s are numbered when the statement is built
+                placeholders.append(sql)
                 params.extend(expression_params)
                 continue
             if isinstance(field, HalfVectorField) and value is not None and len(value):
                 value = halfvec_binary(value)
             else:
                 value = field.get_db_prep_save(value, database)
-            placeholders.append("%s")
+            placeholders.append(None)
             params.append(value)
-        rows.append((f"({', '.join(placeholders)})", params))
+        rows.append((placeholders, params))
     table = connection.ops.quote_name(meta.db_table)
     columns = ", ".join(connection.ops.quote_name(field.column) for field in fields)
     suffix = f" RETURNING {connection.ops.quote_name(meta.pk.column)}" if returning else ""
     keys: list[Any] = []
     with _binding_cursor() as cursor:
         for chunk in _within_parameter_limit(rows):
-            values = _numbered(", ".join(values for values, _ in chunk))
+            values = _values_numbered([placeholders for placeholders, _ in chunk])
             cursor.execute(
                 f"INSERT INTO {table} ({columns}) VALUES {values}{suffix}",
                 [param for _, params in chunk for param in params],
@@ -226,14 +225,35 @@ def instances_insert(objs: Sequence[Model]) -> None:
         obj._state.db = connection.alias
 
 
-def _numbered(sql: str) -> str:
-    """Django's placeholders as PostgreSQL's: each %s the next $n, an escaped %% a percent sign."""
-    numbers = itertools.count(1)
-    return _PLACEHOLDER.sub(lambda match: "%" if match.group(0) == "%%" else f"${next(numbers)}", sql)
+def _values_numbered(rows: list[list[str | None]]) -> str:
+    """The VALUES rows with PostgreSQL's placeholders, numbered in order: $n for each parameter, and in an
+    expression's SQL each of Django's %s the next $n (an escaped %% a percent sign)."""
+    number = 0
+
+    def next_number(match: re.Match[str]) -> str:
+        nonlocal number
+        if match.group(0) == "%%":
+            return "%"
+        number += 1
+        return f"${number}"
+
+    cells: list[str] = []
+    for row in rows:
+        values: list[str] = []
+        for part in row:
+            if part is None:
+                number += 1
+                values.append(f"${number}")
+            else:
+                values.append(_PLACEHOLDER.sub(next_number, part))
+        cells.append(f"({', '.join(values)})")
+    return ", ".join(cells)
 
 
-def _within_parameter_limit(rows: list[tuple[str, list[Any]]]) -> Iterator[list[tuple[str, list[Any]]]]:
-    chunk: list[tuple[str, list[Any]]] = []
+def _within_parameter_limit(
+    rows: list[tuple[list[str | None], list[Any]]],
+) -> Iterator[list[tuple[list[str | None], list[Any]]]]:
+    chunk: list[tuple[list[str | None], list[Any]]] = []
     count = 0
     for row in rows:
         if chunk and count + len(row[1]) > MAX_PARAMETERS:
