@@ -22,6 +22,7 @@ from typing import Any
 from django.db import connection, connections
 from django.db.backends.utils import CursorWrapper
 from django.db.models import AutoField, Model
+from django.db.models.expressions import RawSQL
 from pgvector.django import HalfVectorField
 from psycopg.adapt import Dumper
 from psycopg.pq import Format
@@ -187,6 +188,10 @@ def instances_insert(objs: Sequence[Model]) -> None:
         params: list[Any] = []
         for field in fields:
             value = field.pre_save(obj, add=True)
+            if isinstance(value, RawSQL):  # what its as_sql gives, without the compiler
+                placeholders.append(f"({value.sql})")
+                params.extend(value.params)
+                continue
             if hasattr(value, "resolve_expression"):
                 if compiler is None:
                     from django.db.models.sql import InsertQuery

@@ -154,3 +154,19 @@ def test_instances_with_and_without_keys_are_refused(tenant) -> None:
     memory.pk = None
     with pytest.raises(ValueError):
         instances_insert([_memory(tenant, None, _vectors(1)[0], 2), memory])
+
+
+def test_context_words_as_raw_sql_are_the_search_vector_ingest_wrote_before(tenant) -> None:
+    """Ingest gives an episode its context words as `context_tsvector` (SQL sent as it is) instead of a
+    SearchVector compiled per row: the stored tsvector is the same."""
+    from apps.memories.store.writing import context_tsvector
+
+    words = "Melanie: I'm off to go swimming with the kids.\nCaroline: Sounds fun! 7 May 2023, it's 50% 'done'"
+    vectors = _vectors(2)
+    by_search_vector, by_raw_sql = _memory(tenant, None, vectors[0], 1), _memory(tenant, None, vectors[1], 3)
+    by_search_vector.context_vector = SearchVector(Value(words), config="english")
+    by_raw_sql.context_vector = context_tsvector(words)
+    Memory.objects.bulk_create([by_search_vector])
+    instances_insert([by_raw_sql])
+    stored = dict(Memory.objects.filter(tenant=tenant).values_list("pk", "context_vector"))
+    assert stored[by_raw_sql.pk] == stored[by_search_vector.pk] and "swim" in stored[by_raw_sql.pk]

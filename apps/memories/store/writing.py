@@ -14,9 +14,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
-from django.contrib.postgres.search import SearchVector
+from django.contrib.postgres.search import SearchVectorField
 from django.db import connection, transaction
-from django.db.models import Q, Value
+from django.db.models import Q
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from apps.contacts.models import Contact
@@ -685,9 +686,7 @@ def _write_one(
         content_hash=new_hash,
         embedding=vector.tolist(),
         context_embedding=context_vector.tolist() if context_vector is not None else None,
-        context_vector=SearchVector(Value(candidate.context_words), config="english")
-        if candidate.context_words
-        else None,
+        context_vector=context_tsvector(candidate.context_words) if candidate.context_words else None,
         embedding_model=embedding_model,
         importance=importance,
         base_importance=importance,
@@ -717,6 +716,13 @@ def _write_one(
         writer.supersede(old, new=memory, at=now, note=f"replaced by a newer {candidate.memory_type}")
     sample.add(memory, vector)
     return MemoryChange(memory=memory, action="created", superseded=tuple(targets))
+
+
+def context_tsvector(words: str) -> RawSQL:
+    """An episode's context words as the tsvector its row is inserted with: `to_tsvector('english', …)`, as
+    SearchVector(Value(words), config="english") writes it, in SQL that `instances_insert` sends as it is
+    (compiling SearchVector per row was ~0.1 ms of each ingested message)."""
+    return RawSQL("to_tsvector('english'::regconfig, %s)", (words,), output_field=SearchVectorField())
 
 
 def turn_text(message: Message) -> str:
