@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from apps.memories.extraction.rules._text import _fold, _words
 from apps.memories.extraction.rules.vocabulary import _NATIONALITIES_AND_FAITHS, COMMON_WORDS, SENTENCE_STARTERS
@@ -156,9 +157,13 @@ def addressed_names(text: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _name_runs(text: str, case: _CaseMode) -> list[tuple[int, str]]:
+# Ingest reads a turn's names twice: its entities (`_proper_names`, while extracting) and, once the batch is
+# stored, whom it addresses (`addressed_names`, the speakers' aliases): the same text, so the runs are kept for
+# a batch's worth of turns (MAX_BATCH_MESSAGES is 500). Immutable: both callers only read them.
+@lru_cache(maxsize=1024)
+def _name_runs(text: str, case: _CaseMode) -> tuple[tuple[int, str], ...]:
     if not case.is_informative:
-        return []
+        return ()
     tokens = list(_NAME_TOKEN.finditer(text))
     words = [token.group(0).rstrip(".-\u2019'").removesuffix("'s").removesuffix("\u2019s") for token in tokens]
 
@@ -234,7 +239,7 @@ def _name_runs(text: str, case: _CaseMode) -> list[tuple[int, str]]:
             break
         names.append((tokens[index].start(), " ".join(words[position] for position in run)))
         index = cursor + 1
-    return names
+    return tuple(names)
 
 
 _GREETINGS = frozenset(
