@@ -56,7 +56,8 @@ def is_low_content(text: str) -> bool:
     words = _WORD.findall(folded)
     if not words:
         return True  # emoji, punctuation or whitespace only
-    if any(character.isdigit() for word in words for character in word):
+    # a word of letters only has no digit (no character is both): only the others are read character by character
+    if any(not word.isalpha() and any(character.isdigit() for character in word) for word in words):
         return False
     remainder = _LOW_CONTENT_PHRASES.sub(" ", " ".join(_collapse_repeats(word) for word in words))
     return all(word in _LOW_CONTENT_WORDS or _LAUGHTER.match(word) for word in remainder.split())

@@ -888,3 +888,12 @@ def test_addressing_someone_is_not_a_mention(text, names):
 def test_a_word_form_opening_a_sentence_is_not_a_name(text, names):
     found = [entity.slug for entity in extract(text).entities if entity.entity_type == "name"]
     assert found == names
+
+
+def test_a_word_of_letters_never_holds_a_digit_so_low_content_skips_reading_it():
+    """is_low_content reads only the words that are not all letters for a digit ("2nd" counts, "②" too): sound
+    because no character is both a letter and a digit in this Python's Unicode tables."""
+    import sys
+
+    assert not [chr(code) for code in range(sys.maxunicode + 1) if chr(code).isalpha() and chr(code).isdigit()]
+    assert not is_low_content("ok ②") and not is_low_content("lol 2nd") and is_low_content("ok lol")
