@@ -11,9 +11,12 @@ import re
 from apps.core.cleaning import clean_text
 
 
+_REPEATS = re.compile(r"(.)\1+")
+
+
 def _collapse_repeats(word: str) -> str:
     # "okkkk", "hmmmm", "yesss", "nooo" and "ok", "hm", "yes", "no" compare equal after this
-    return re.sub(r"(.)\1+", r"\1", word)
+    return _REPEATS.sub(r"\1", word)
 
 
 _FILLER_WORDS = """
@@ -59,5 +62,6 @@ def is_low_content(text: str) -> bool:
     # a word of letters only has no digit (no character is both): only the others are read character by character
     if any(not word.isalpha() and any(character.isdigit() for character in word) for word in words):
         return False
-    remainder = _LOW_CONTENT_PHRASES.sub(" ", " ".join(_collapse_repeats(word) for word in words))
+    # the words collapsed in one pass: joined by single spaces, no run of a repeated character crosses two words
+    remainder = _LOW_CONTENT_PHRASES.sub(" ", _collapse_repeats(" ".join(words)))
     return all(word in _LOW_CONTENT_WORDS or _LAUGHTER.match(word) for word in remainder.split())

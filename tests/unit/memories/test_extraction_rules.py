@@ -897,3 +897,21 @@ def test_a_word_of_letters_never_holds_a_digit_so_low_content_skips_reading_it()
 
     assert not [chr(code) for code in range(sys.maxunicode + 1) if chr(code).isalpha() and chr(code).isdigit()]
     assert not is_low_content("ok ②") and not is_low_content("lol 2nd") and is_low_content("ok lol")
+
+
+def test_collapsing_the_joined_words_collapses_each_word():
+    """is_low_content collapses repeats ("okkk" → "ok") once over the words joined by spaces instead of word by
+    word: the same, since no run of one character crosses a space between two words."""
+    import random
+
+    from apps.memories.extraction.cleaning import _WORD, _collapse_repeats
+
+    rng = random.Random(19)
+    alphabet = "aabbko'lh2é"
+    texts = ["okkk okkk", "lol lol lol", "hahaha ahh hhh", "a a a", "nooo oooh", "ll ll", "é é éé"]
+    texts += [
+        " ".join("".join(rng.choice(alphabet) for _ in range(rng.randint(1, 6))) for _ in range(5)) for _ in range(2000)
+    ]
+    for text in texts:
+        words = _WORD.findall(text)
+        assert _collapse_repeats(" ".join(words)) == " ".join(_collapse_repeats(word) for word in words), text
