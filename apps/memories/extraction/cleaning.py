@@ -10,7 +10,6 @@ import re
 
 from apps.core.cleaning import clean_text
 
-
 _REPEATS = re.compile(r"(.)\1+")
 
 
