@@ -695,39 +695,56 @@ def memory_search(
         if item.entity.id in keys
     }
     outside_windows = time_window.miss_factor(windows)
-    scored: list[ScoredMemory] = []
-    for candidate, similarity_signal, candidate_terms in zip(candidates, similarity, normalized, strict=True):
+    named_speakers = set(speakers)
+    # first each candidate's matches and features, then (with the fitted ranker: its relevance over all of
+    # them) each one's signals and score, built once (_fitted_relevance)
+    parts = []
+    for candidate, candidate_terms in zip(candidates, normalized, strict=True):
         matched = sorted(candidate.matched_entity_ids, key=lambda entity_id: keys[entity_id])
-        speaker_match = speaker_signal.match(memory_speaker=candidate.speaker, named_speakers=set(speakers))
+        speaker_match = speaker_signal.match(memory_speaker=candidate.speaker, named_speakers=named_speakers)
         window = (
             time_window.matches(windows, [candidate.memory.occurred_at, *time_window.named_days(candidate.index_terms)])
             if windows
             else None
         )
-        signals = scoring.Signals(
-            similarity=similarity_signal,
-            recency=scoring.recency(days_since_access=max(0.0, candidate.days_since_access)),
-            importance=candidate.memory.importance,
-            access_frequency=scoring.access_frequency(access_count=candidate.access_count),
-            entity_match=specificity.combined(entity_weights[entity_id] for entity_id in matched),
-            speaker_match=speaker_match,
-            time_match=window.specificity if window is not None else 0.0,
-        )
+        entity_match = specificity.combined(entity_weights[entity_id] for entity_id in matched)
+        time_match = window.specificity if window is not None else 0.0
         outside_window = bool(windows) and window is None
-        window_factor = outside_windows if outside_window else 1.0
-        score = scoring.retrieval_score(signals, weights, outdated=candidate.memory.outdated)
-        if outside_window:
-            score = round(score * window_factor, 6)
         row = ranking.candidate_features(
             candidate_terms,
             cosine=candidate.cosine,
             context_cosine=candidate.context_cosine,
-            entity_match=signals.entity_match,
+            entity_match=entity_match,
             speaker_match=speaker_match,
-            time_match=signals.time_match,
+            time_match=time_match,
             outside_window=outside_window,
             importance=candidate.memory.importance,
         )
+        parts.append((candidate, matched, speaker_match, window, entity_match, time_match, outside_window, row))
+    relevance = (
+        _fitted_relevance(fitted, [part[-1] for part in parts]) if isinstance(fitted, ranking.Ranker) else similarity
+    )
+    ranker_version = fitted.version if isinstance(fitted, ranking.Ranker) else HAND
+    scored: list[ScoredMemory] = []
+    for value, (candidate, matched, speaker_match, window, entity_match, time_match, outside_window, row) in zip(
+        relevance, parts, strict=True
+    ):
+        signals = scoring.Signals(
+            similarity=value,
+            recency=scoring.recency(days_since_access=max(0.0, candidate.days_since_access)),
+            importance=candidate.memory.importance,
+            access_frequency=scoring.access_frequency(access_count=candidate.access_count),
+            entity_match=entity_match,
+            speaker_match=speaker_match,
+            time_match=time_match,
+        )
+        window_factor = outside_windows if outside_window else 1.0
+        if ranker_version == HAND:
+            score = scoring.retrieval_score(signals, weights, outdated=candidate.memory.outdated)
+        else:
+            score = scoring.ranked_score(relevance=value, signals=signals, weights=weights, outdated=candidate.memory.outdated)
+        if outside_window:  # a soft filter, with either ranker (time_window.miss_factor)
+            score = round(score * window_factor, 6)
         scored.append(
             ScoredMemory(
                 memory=candidate.memory,
@@ -743,10 +760,9 @@ def memory_search(
                 time_window=window,
                 window_factor=window_factor,
                 features=row,
+                ranker_version=ranker_version,
             )
         )
-    if isinstance(fitted, ranking.Ranker):
-        scored = _fitted(scored, fitted, weights)
     scored.sort(key=_rank_key)
     scored = _reranked(query, scored, weights)
     many = diversity.asks_for_many(query)
@@ -761,8 +777,11 @@ def memory_search(
                 text=lambda item: item.memory.content,
             )
         ]
+    results = scored[:top_k]
+    if isinstance(fitted, ranking.Ranker):  # what each feature added, for the explanation of what is handed out
+        results = [dataclasses.replace(item, contributions=fitted.contributions(item.features)) for item in results]
     return SearchResult(
-        results=scored[:top_k],
+        results=results,
         query_entities=query_entities,
         candidates=len(candidates),
         time_windows=windows,
@@ -771,29 +790,16 @@ def memory_search(
     )
 
 
-def _fitted(scored: list[ScoredMemory], ranker: ranking.Ranker, weights: scoring.Weights) -> list[ScoredMemory]:
-    """The candidates scored by the fitted ranker instead of the hand weights: its relevance (min-max of the
-    linear score over the candidates) is the similarity signal, and the usage signals count in proportion
-    to it (scoring.ranked_score); a memory outside every window the query names keeps its `window_factor` of
-    its score, as with the hand weights (a soft filter: few questions of the development sets name a time,
-    too few to learn it from). The explanation carries each feature's contribution and the version."""
-    relevance = ranking.relevances(ranker, [item.features for item in scored])
-    rescored = []
-    for item, value in zip(scored, relevance, strict=True):
-        signals = dataclasses.replace(item.signals, similarity=value)
-        score = scoring.ranked_score(relevance=value, signals=signals, weights=weights, outdated=item.memory.outdated)
-        if item.features.get("outside_window"):
-            score = round(score * item.window_factor, 6)
-        rescored.append(
-            dataclasses.replace(
-                item,
-                signals=signals,
-                score=score,
-                ranker_version=ranker.version,
-                contributions=ranker.contributions(item.features),
-            )
-        )
-    return rescored
+def _fitted_relevance(ranker: ranking.Ranker, rows: list[dict[str, float]]) -> list[float]:
+    """The fitted ranker's relevance of each candidate (min-max of its linear score over the candidates), which
+    replaces the hand similarity as the similarity signal: the usage signals count in proportion to it
+    (scoring.ranked_score); a memory outside every window the query names keeps its `window_factor` of its
+    score, as with the hand weights (a soft filter: few questions of the development sets name a time, too few
+    to learn it from). The explanation of each result carries each feature's contribution and the version.
+    Each candidate's ScoredMemory is built once, with these: building it with the hand score and replacing it
+    (two dataclasses.replace per candidate) and every candidate's contributions were ~X ms of a search with 200
+    candidates (docs/benchmarks.md, "Session 19")."""
+    return ranking.relevances(ranker, rows)
 
 
 def _surface_names(query: str, named: _NamedEntity) -> list[str]:
