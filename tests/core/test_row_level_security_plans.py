@@ -115,6 +115,49 @@ def _nodes(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
             yield from _nodes(child)
 
 
+def test_the_link_policy_checks_each_link_by_index_probes_never_by_hashing_a_table(searched_contact):
+    """A link (memories_memoryentity) is visible when its memory and its entity are: two correlated EXISTS in its
+    policy. PostgreSQL may run such a check as a hash of every row the subquery can return, built once: for the
+    entity side every entity of every tenant, read by a sequential scan (at 100k memories 47,797 entities hashed
+    to check the entity source's 278 links: 24 of a 40 ms candidate statement; migration memories/0021). With
+    `OFFSET 0` each check is a probe per link. Checked on the statements that read links: the entity source and
+    the candidates' matched entities (the query names t3, linked to 100 of the contact's memories), and the
+    entities of the memories handed out. Planted: the policy of 0019 (no OFFSET 0) hashes both sides and fails."""
+    contact = searched_contact
+    _, _, plan = _candidates_plan(contact, query="the garden t3", seed=97)
+    entity_source = next(node for node in _every_node(plan[0]["Plan"]) if node.get("Alias") == "entity")
+    assert any(node.get("Relation Name") == "memories_memoryentity" for node in _every_node(entity_source))
+    links = [node for node in _every_node(plan[0]["Plan"]) if node.get("Relation Name") == "memories_memoryentity"]
+    assert len(links) >= 2  # the entity source and each candidate's matched entities
+    with tenant_scope(contact.tenant_id):
+        ids = list(contact.memories.values_list("id", flat=True)[:40])
+        statements: list[tuple[str, Any]] = []
+
+        def capture(execute, sql, params, many, context):  # type: ignore[no-untyped-def]
+            statements.append((sql, params))
+            return execute(sql, params, many, context)
+
+        with connection.execute_wrapper(capture):
+            search.memory_entities(memory_ids=ids)
+        with connection.cursor() as cursor:
+            cursor.execute(f"EXPLAIN (FORMAT JSON) {statements[-1][0]}", statements[-1][1])
+            links += [
+                node
+                for node in _every_node(cursor.fetchone()[0][0]["Plan"])
+                if node.get("Relation Name") == "memories_memoryentity"
+            ]
+    for node in links:
+        assert "EXISTS(SubPlan" in node.get("Filter", ""), json.dumps(node, indent=1)  # the policy, as probes
+        assert "hashed" not in node.get("Filter", ""), json.dumps(node, indent=1)
+
+
+def _every_node(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The plan's nodes, InitPlans and SubPlans included."""
+    yield node
+    for child in node.get("Plans", []):
+        yield from _every_node(child)
+
+
 def test_a_question_naming_a_time_reads_the_window_from_the_scope_time_index(searched_contact):
     """Retrieval's time source ("what did I do on 8 May 2023?") finds the memories said in the window through
     memory_scope_time_idx, not by reading every memory of the scope (a contact of 20,000 memories: ~100 ms)."""
