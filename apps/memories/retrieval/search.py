@@ -696,8 +696,13 @@ def memory_search(
     }
     outside_windows = time_window.miss_factor(windows)
     named_speakers = set(speakers)
-    # first each candidate's matches and features, then (with the fitted ranker: its relevance over all of
-    # them) each one's signals and score, built once (_fitted_relevance)
+    # First each candidate's matches and features, then its signals and score, each ScoredMemory built once. With
+    # the fitted ranker its relevance (min-max of its linear score over the candidates) is the similarity signal,
+    # the usage signals count in proportion to it (scoring.ranked_score); a memory outside every window the query
+    # names keeps its `window_factor` of its score, as with the hand weights (a soft filter: few questions of the
+    # development sets name a time, too few to learn it from). Building each with the hand score and replacing it
+    # (two dataclasses.replace per candidate), and every candidate's contributions when only the results handed
+    # out show them, took a third of the search's own Python (docs/benchmarks.md, "Session 19").
     parts = []
     for candidate, candidate_terms in zip(candidates, normalized, strict=True):
         matched = sorted(candidate.matched_entity_ids, key=lambda entity_id: keys[entity_id])
@@ -722,7 +727,7 @@ def memory_search(
         )
         parts.append((candidate, matched, speaker_match, window, entity_match, time_match, outside_window, row))
     relevance = (
-        _fitted_relevance(fitted, [part[-1] for part in parts]) if isinstance(fitted, ranking.Ranker) else similarity
+        ranking.relevances(fitted, [part[-1] for part in parts]) if isinstance(fitted, ranking.Ranker) else similarity
     )
     ranker_version = fitted.version if isinstance(fitted, ranking.Ranker) else HAND
     scored: list[ScoredMemory] = []
@@ -742,7 +747,8 @@ def memory_search(
         if ranker_version == HAND:
             score = scoring.retrieval_score(signals, weights, outdated=candidate.memory.outdated)
         else:
-            score = scoring.ranked_score(relevance=value, signals=signals, weights=weights, outdated=candidate.memory.outdated)
+            outdated = candidate.memory.outdated
+            score = scoring.ranked_score(relevance=value, signals=signals, weights=weights, outdated=outdated)
         if outside_window:  # a soft filter, with either ranker (time_window.miss_factor)
             score = round(score * window_factor, 6)
         scored.append(
@@ -788,18 +794,6 @@ def memory_search(
         speakers=tuple(sorted(speakers)),
         diversified=many,
     )
-
-
-def _fitted_relevance(ranker: ranking.Ranker, rows: list[dict[str, float]]) -> list[float]:
-    """The fitted ranker's relevance of each candidate (min-max of its linear score over the candidates), which
-    replaces the hand similarity as the similarity signal: the usage signals count in proportion to it
-    (scoring.ranked_score); a memory outside every window the query names keeps its `window_factor` of its
-    score, as with the hand weights (a soft filter: few questions of the development sets name a time, too few
-    to learn it from). The explanation of each result carries each feature's contribution and the version.
-    Each candidate's ScoredMemory is built once, with these: building it with the hand score and replacing it
-    (two dataclasses.replace per candidate) and every candidate's contributions were ~X ms of a search with 200
-    candidates (docs/benchmarks.md, "Session 19")."""
-    return ranking.relevances(ranker, rows)
 
 
 def _surface_names(query: str, named: _NamedEntity) -> list[str]:
