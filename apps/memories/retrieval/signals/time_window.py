@@ -14,7 +14,8 @@ never a filter (a wrong parse must not hide the answer), worth the window's spec
 0.6 for a week, 0.3 for a month, 0.1 for longer ("this year" tells little). Graded, it gained on both
 development sets where a flat 1 lost on BEAM (docs/benchmarks.md).
 
-Pure (no Django); dateparser is imported on first use (`warm()` at start-up pays its ~0.5 s once).
+Pure (no Django); dateparser is imported on first use (`warm()`, called by config/wsgi.py at start-up,
+pays its ~0.2 s once).
 """
 
 from __future__ import annotations
