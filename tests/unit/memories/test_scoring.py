@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -102,8 +103,17 @@ def test_seed_type_mapping():
     }
 
 
+def _python_novelty(embedding, centroid):  # type: ignore[no-untyped-def]
+    """Novelty as it was computed over Python lists before numpy (the stored importances came from this)."""
+    if centroid is None:
+        return 1.0
+    dot = sum(x * y for x, y in zip(embedding, centroid, strict=True))
+    norm = math.sqrt(sum(x * x for x in embedding)) * math.sqrt(sum(y * y for y in centroid))
+    return scoring.clamp(1.0 - (dot / norm if norm else 0.0))
+
+
 def test_novelty_in_numpy_is_novelty_to_the_last_bit():
-    """Ingest judges novelty with `Novelty` (numpy) instead of `novelty` (Python lists, ~20x dearer): the stored
+    """Ingest judges novelty with `Novelty` (numpy) instead of Python lists (~20x dearer): the stored
     importance must not move, so every result is compared exactly, not approximately."""
     import numpy as np
 
@@ -114,7 +124,9 @@ def test_novelty_in_numpy_is_novelty_to_the_last_bit():
         for _ in range(300):
             vector = rng.standard_normal(dimensions).astype(np.float32)
             vector /= np.linalg.norm(vector)
-            assert judge(vector) == scoring.novelty(vector.tolist(), centroid.tolist())
-        assert judge(centroid) == scoring.novelty(centroid.tolist(), centroid.tolist())
-        assert judge(np.zeros(dimensions, dtype=np.float32)) == 1.0 == scoring.novelty([0.0] * dimensions, centroid)
-    assert scoring.Novelty(None)(centroid) == 1.0 == scoring.novelty(centroid.tolist(), None)
+            assert judge(vector) == _python_novelty(vector.tolist(), centroid.tolist())
+            assert scoring.novelty(vector.tolist(), centroid.tolist()) == judge(vector)
+        assert judge(centroid) == _python_novelty(centroid.tolist(), centroid.tolist())
+        assert judge(np.zeros(dimensions, dtype=np.float32)) == 1.0 == _python_novelty([0.0] * dimensions, centroid)
+    assert scoring.Novelty(None)(centroid) == 1.0 == _python_novelty(centroid.tolist(), None)
+    assert scoring.novelty(centroid.tolist(), None) == 1.0
