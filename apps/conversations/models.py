@@ -29,6 +29,11 @@ class Conversation(UUIDModel):
         help_text="When its deferred consolidation last started; earlier than last_message_at: work is due.",
     )
     message_count = models.PositiveIntegerField(default=0)
+    session_number = models.PositiveIntegerField(
+        default=0,
+        help_text="Its current session: a turn after a silence longer than ENGRAM_SESSION_GAP_SECONDS opens the "
+        "next (apps/conversations/sessions.py).",
+    )
 
     class Meta:
         ordering = ["-last_message_at"]

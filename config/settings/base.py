@@ -253,6 +253,9 @@ ENGRAM = {
     "SESSION_WINDOW_TURNS": 20,
     "SESSION_WINDOW_TTL_SECONDS": 24 * 60 * 60,
     "SESSION_IDLE_SECONDS": 5 * 60,
+    # a turn this long after the one before it in its conversation opens a new session (retrieval groups turns
+    # by session): a conversation id kept for a whole chat still has sessions (apps/conversations/sessions.py)
+    "SESSION_GAP_SECONDS": env.int("ENGRAM_SESSION_GAP_SECONDS", default=30 * 60),
     "CONSOLIDATION_DELAY_SECONDS": env.int("ENGRAM_CONSOLIDATION_DELAY_SECONDS", default=5 * 60),
     "MAX_MESSAGE_CHARS": 32_000,
     "MAX_BATCH_MESSAGES": 500,

@@ -40,6 +40,7 @@ class Phase:
 class Run:
     dataset: datasets.Dataset
     stamping: str
+    conversation_ids: str = "session"
     turns: int = 0
     ingest_seconds: float = 0.0
     batch_ms: list[float] = field(default_factory=list)
@@ -51,6 +52,7 @@ class Run:
         return {
             "dataset": self.dataset.name,
             "stamping": self.stamping,
+            "conversation_ids": self.conversation_ids,
             "ingest": {
                 "turns": self.turns,
                 "seconds": round(self.ingest_seconds, 1),
@@ -95,13 +97,22 @@ def message_id(conversation_id: str, turn_id: str) -> str:
     return f"{conversation_id}:{turn_id}"
 
 
-def ingest_bodies(conversation: datasets.Conversation) -> list[dict[str, Any]]:
-    """The conversation as a chat client sends it: one contact, a conversation per session, the dataset's
-    turn ids as message ids (prefixed: ids are unique per tenant)."""
+CONVERSATION_IDS = ("session", "chat")
+
+
+def ingest_bodies(conversation: datasets.Conversation, *, conversation_ids: str = "session") -> list[dict[str, Any]]:
+    """The conversation as a chat client sends it: one contact, the dataset's turn ids as message ids
+    (prefixed: ids are unique per tenant), and `conversation_ids` "session" — a conversation per session, as
+    the sets delimit them — or "chat": one conversation id for the whole chat, as a client that keeps one
+    thread per end-user sends it (the sessions are then only in the turns' times)."""
+    if conversation_ids not in CONVERSATION_IDS:
+        raise ValueError(f"unknown conversation_ids {conversation_ids!r}")
     return [
         {
             "contact_id": conversation.id,
-            "conversation_id": f"{conversation.id}:session_{turn.session}",
+            "conversation_id": (
+                f"{conversation.id}:session_{turn.session}" if conversation_ids == "session" else conversation.id
+            ),
             "message": turn.text,
             "role": turn.role,
             "message_id": message_id(conversation.id, turn.id),
@@ -190,6 +201,7 @@ def run_http(
     batch: int,
     settle_jobs: tuple[str, ...],
     keep: bool,
+    conversation_ids: str = "session",
     progress: Callable[[str, int], Callable[[], None]],
     on_poll: Callable[[int, int], None] | None = None,
     reuse: Tenant | None = None,
@@ -202,13 +214,15 @@ def run_http(
     else:
         tenant, key = bench_tenant(label=label)
     client = EngramClient(base_url, key)
-    run = Run(dataset=dataset, stamping=stamping)
+    run = Run(dataset=dataset, stamping=stamping, conversation_ids=conversation_ids)
     try:
         if reuse is not None:
             run.phases["reused"] = Phase()
             ask_all(client, dataset, phase=run.phases["reused"], tick=progress("questions", len(dataset.questions)))
             return run
-        bodies = [ingest_bodies(conversation) for conversation in dataset.conversations]
+        bodies = [
+            ingest_bodies(conversation, conversation_ids=conversation_ids) for conversation in dataset.conversations
+        ]
         run.turns = sum(len(items) for items in bodies)
         tick = progress(f"{dataset.name} ingest ({stamping} stamps)", run.turns)
         started = time.perf_counter()

@@ -30,7 +30,7 @@ from apps.contacts.services import (
     contacts_get_or_create_many,
 )
 from apps.conversations.models import Message
-from apps.conversations.services import conversations_get_or_create_many, messages_appended
+from apps.conversations.services import conversations_get_or_create_many, messages_appended, messages_sessions
 from apps.conversations.window import windows_append
 from apps.core.chunking import semantic_chunks
 from apps.core.embeddings import EmbedderUnavailable, cache_scope
@@ -343,7 +343,7 @@ def _candidates_for_event(event: ContextEvent) -> list[Candidate]:
             role=event.message.role,
             speaker=event.message.speaker,
             is_tenant_scope=is_tenant_scope,
-            session_id=str((event.source_metadata or {}).get("conversation_id", "")),
+            session_id=_session_id(event),
             occurred_at=event.message.occurred_at,
         )
     return _candidates_for_observation(event)
@@ -389,11 +389,18 @@ def event_extract(*, event: ContextEvent, actor: str, now: datetime | None = Non
     return events_extract(events=[event], actor=actor, now=now)[event.pk]
 
 
+def _session_id(event: ContextEvent) -> str:
+    """The session of the conversation the event's message came in (apps/conversations/sessions.py); events
+    written before sessions were split carry only their conversation id, their session then."""
+    metadata = event.source_metadata or {}
+    return str(metadata.get("session_id") or metadata.get("conversation_id", ""))
+
+
 def _session_of(event: ContextEvent) -> str:
-    """The conversation a message event's memories belong to ("" for the brain and for observations)."""
+    """The session a message event's memories belong to ("" for the brain and for observations)."""
     if event.message is None or event.contact_id is None:
         return ""
-    return str((event.source_metadata or {}).get("conversation_id", ""))
+    return _session_id(event)
 
 
 def _with_contexts(work: Sequence[tuple[ContextEvent, Candidate]], vectors: MemoryVectors) -> MemoryVectors:
@@ -618,6 +625,8 @@ def _persist_batch(*, tenant: Tenant, items: Sequence[IngestItem]) -> list[_Pers
             existing[message.external_id] = message
             new_messages.append(message)
             plan.append((message, True))
+        sessions = messages_sessions(messages=new_messages)  # a chat's silences split it into sessions
+        session_of = {message.external_id: session for message, session in zip(new_messages, sessions, strict=True)}
         instances_insert(new_messages)  # bulk_create, its parameters sent apart (apps/core/rows.py)
         events = [
             ContextEvent(
@@ -630,6 +639,7 @@ def _persist_batch(*, tenant: Tenant, items: Sequence[IngestItem]) -> list[_Pers
                 source_metadata={
                     "source": "ingest",
                     "conversation_id": message.conversation.external_id,
+                    "session_id": session_of[message.external_id],
                     "message_id": message.external_id,
                     "role": message.role,
                     "speaker": message.speaker,

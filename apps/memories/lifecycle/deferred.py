@@ -14,10 +14,12 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import connection
+from django.db.models import Q
 from django.utils import timezone
 
 from apps.contacts.models import Contact
 from apps.conversations.models import Conversation, Message
+from apps.conversations.sessions import SEPARATOR, later_sessions_pattern
 from apps.entities.services import entity_upsert_many
 from apps.memories import scoring
 from apps.memories.extraction import extract
@@ -90,9 +92,9 @@ def near_duplicates_merge(*, tenant: Tenant, contact: Contact | None, session_id
     contact_sql = "m.contact_id = %s" if contact is not None else "m.contact_id IS NULL"
     params: list[Any] = [tenant.pk, *([contact.pk] if contact is not None else [])]
     session_sql = ""
-    if session_id is not None:
-        session_sql = "AND m.source_session_id = %s"
-        params.append(session_id)
+    if session_id is not None:  # the conversation's sessions: its id, then <id>/<n> (apps/conversations/sessions.py)
+        session_sql = "AND (m.source_session_id = %s OR m.source_session_id LIKE %s)"
+        params += [session_id, later_sessions_pattern(session_id)]
     with connection.cursor() as cursor:
         cursor.execute(_NEAREST_SQL.format(contact=contact_sql, session=session_sql), params)
         pairs = [(memory_id, neighbour_id, float(similarity)) for memory_id, neighbour_id, similarity in cursor]
@@ -136,9 +138,10 @@ def conversation_entities_link(*, conversation: Conversation) -> int:
     )
     memories = list(
         Memory.objects.filter(
+            Q(source_session_id=conversation.external_id)  # its first session, then <id>/<n>
+            | Q(source_session_id__startswith=f"{conversation.external_id}{SEPARATOR}"),
             tenant=conversation.tenant,
             contact=contact,
-            source_session_id=conversation.external_id,
             valid_to__isnull=True,
             deleted_at__isnull=True,
         ).only("pk", "content")

@@ -30,7 +30,7 @@ from tqdm import tqdm
 from apps.contacts.models import Contact
 from apps.core.embeddings import get_embedder
 from apps.memories.benchmarks import as_in_production, beam, datasets, flat, locomo
-from apps.memories.benchmarks.end_to_end import SETTLE_JOBS, Run, ingest_items, run_http
+from apps.memories.benchmarks.end_to_end import CONVERSATION_IDS, SETTLE_JOBS, Run, ingest_items, run_http
 from apps.memories.benchmarks.stack import dump, embedding_cache_empty, running_stack
 from apps.memories.ingest.services import ingest_messages
 from apps.memories.retrieval.search import memory_search
@@ -105,6 +105,13 @@ class Command(BaseCommand):
             "--stamping",
             default="session",
             help="comma-separated: session (every turn at its session's date, as the sets give) and/or spread",
+        )
+        http.add_argument(
+            "--conversation-ids",
+            default="session",
+            choices=CONVERSATION_IDS,
+            help="session: a conversation id per session of the set (default); chat: one conversation id per chat, "
+            "as a client keeping one thread per end-user sends it",
         )
         http.add_argument("--batch", type=int, default=200, help="turns per POST /ingest/batch")
         http.add_argument(
@@ -225,6 +232,7 @@ class Command(BaseCommand):
             batch=options["batch"],
             settle_jobs=settle_jobs,
             keep=options["keep"],
+            conversation_ids=options["conversation_ids"],
             progress=progress,
             on_poll=on_poll,
             reuse=reuse,
@@ -303,7 +311,8 @@ class Command(BaseCommand):
             figures = run.figures()
             ingest = figures["ingest"]
             self.stdout.write(
-                f"\n== {dataset.name}, stamping {stamping}: {ingest['turns']} turns in {ingest['seconds']} s "
+                f"\n== {dataset.name}, stamping {stamping}, conversation ids per {run.conversation_ids}: "
+                f"{ingest['turns']} turns in {ingest['seconds']} s "
                 f"({ingest['turns_per_second']} turns/s; batch p50 {ingest['batch_ms']['p50']} ms; "
                 f"{ingest['retries']} batches resent), "
                 f"settled in {figures['settle_seconds']} s"
