@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -25,7 +26,6 @@ from apps.core.rows import instances_insert
 
 logger = logging.getLogger(__name__)
 
-SESSION_GAP = timedelta(minutes=30)  # a user message after 30 quiet minutes starts a new session
 MOOD_LLM_BUDGET_SECONDS = 0.2
 USUAL_MOOD_WINDOW = 50
 
@@ -154,7 +154,10 @@ def _state_step(*, contact: Contact, state: ContactState, message: StatedMessage
             source="previous",
         )
     reading = mood_classify(text=text, previous=previous, tenant_id=str(contact.tenant_id))
-    new_session = state.last_seen_at is None or occurred_at - state.last_seen_at > SESSION_GAP
+    # a user message after ENGRAM_SESSION_GAP_SECONDS (30) quiet minutes starts a new session: the same silence
+    # that splits a conversation's turns into sessions for retrieval (apps/conversations/sessions.py)
+    gap = timedelta(seconds=int(settings.ENGRAM["SESSION_GAP_SECONDS"]))
+    new_session = state.last_seen_at is None or occurred_at - state.last_seen_at > gap
     if new_session:
         state.sessions_count += 1
         state.active_streak = stages.next_streak(
