@@ -12,8 +12,9 @@ from django.test import override_settings
 
 from apps.conversations.models import Conversation
 from apps.memories.ingest.services import IngestItem, ingest_messages
-from apps.memories.lifecycle.deferred import conversation_consolidate
+from apps.memories.lifecycle.deferred import conversation_consolidate, near_duplicates_merge
 from apps.memories.models import ContextEvent, Memory, MemoryEntity
+from tests.factories import ContactFactory, MemoryFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -115,3 +116,24 @@ def test_deferred_consolidation_covers_every_session_of_the_conversation(tenant)
     conversation_consolidate(conversation_id=str(conversation.pk))
     for memory in later:
         assert MemoryEntity.objects.filter(memory=memory, entity__entity_type="pet", entity__slug="bruno").exists()
+
+
+def test_near_duplicates_of_a_conversation_are_merged_in_its_later_sessions_only(tenant):
+    contact = ContactFactory(tenant=tenant, external_id="ana")
+
+    def pair(session, *texts):
+        return [
+            MemoryFactory(
+                tenant=tenant, contact=contact, memory_type="preference", content=text, source_session_id=session
+            )
+            for text in texts
+        ]
+
+    later = pair("chat-ana/3", "Likes spicy food", "Likes spicy food a lot")
+    # another conversation whose id starts the same: not one of chat-ana's sessions
+    other = pair("chat-anat/1", "Prefers tea over coffee", "Prefers tea over coffee in the morning")
+    assert near_duplicates_merge(tenant=tenant, contact=contact, session_id="chat-ana") == 1
+    assert Memory.objects.filter(pk__in=[m.pk for m in later], valid_to__isnull=False).count() == 1
+    assert not Memory.objects.filter(pk__in=[m.pk for m in other], valid_to__isnull=False).exists()
+    # the other pair is a near duplicate too: merged when the whole scope is consolidated
+    assert near_duplicates_merge(tenant=tenant, contact=contact) == 1
