@@ -14,14 +14,18 @@ from apps.memories.benchmarks.datasets import ranked_turns
 pytestmark = pytest.mark.django_db
 
 
-def _ingest(api, contact_id: str, sessions: list[tuple[datetime, list[tuple[str, str]]]]) -> None:
+def _ingest(
+    api, contact_id: str, sessions: list[tuple[datetime, list[tuple[str, str]]]], *, one_conversation: bool = False
+) -> None:
+    """The sessions as a client sends them: a conversation id per session, or (`one_conversation`) one id for
+    the whole chat, as a client that keeps one thread per end-user does."""
     messages = []
     for number, (start, turns) in enumerate(sessions, start=1):
         for index, (speaker, text) in enumerate(turns, start=1):
             messages.append(
                 {
                     "contact_id": contact_id,
-                    "conversation_id": f"{contact_id}:s{number}",
+                    "conversation_id": contact_id if one_conversation else f"{contact_id}:s{number}",
                     "message": text,
                     "role": "user",
                     "message_id": f"{contact_id}:S{number}:{index}",
@@ -226,6 +230,19 @@ def test_a_list_question_places_other_conversations_before_repeats(api):
     body = _search(api, "list", "What did Sam eat in Lisbon?")
     assert body["diversified"] is False
     assert all(row["explain"]["diversity_penalty"] == 0 for row in body["results"])
+
+
+def test_a_chat_sent_under_one_conversation_id_ranks_as_one_sent_per_session(api):
+    # the sessions are then only in the turns' times: a silence of more than 30 minutes opens the next one, so
+    # the session signals (the session prior, the neighbours, the diversity across sessions) group as before
+    _ingest(api, "visits", LIST)
+    _ingest(api, "thread", LIST, one_conversation=True)
+    for query in ("What places has Sam travelled to?", "What did Sam eat in Lisbon?", "Where did Sam go hiking?"):
+        per_session, one_id = _search(api, "visits", query), _search(api, "thread", query)
+        assert _turns(one_id, "thread") == _turns(per_session, "visits"), query
+        assert [row["explain"]["diversity_penalty"] for row in one_id["results"]] == [
+            row["explain"]["diversity_penalty"] for row in per_session["results"]
+        ], query
 
 
 # "How many days passed between …?" asks how long: its answer is the turns that date the two moments, often of
