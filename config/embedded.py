@@ -143,13 +143,18 @@ def _socket_auth_limit(pgdata: Path) -> bool:
     return True
 
 
-def shared_buffers_mb() -> int:
-    """Shared buffers for the development server: a quarter of the RAM, at most 1 GB (PostgreSQL's own
-    rule of thumb). The default 128 MB is smaller than a 100k-memory tenant's HNSW index (~200 MB): its
-    pages then came from the OS cache on every search and the candidate statement's p50 doubled
-    (docs/benchmarks.md). The test server holds little data and keeps the default."""
-    ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    return max(128, min(1024, ram // 4 // 2**20))
+def shared_buffers_mb(ram: int | None = None) -> int:
+    """Shared buffers for the development server on a machine of `ram` bytes (None: this one): a quarter of
+    the RAM (PostgreSQL's own rule of thumb), at most 4 GB. The default 128 MB is smaller than a 100k-memory
+    tenant's HNSW index (~200 MB): its pages then came from the OS cache on every search and the candidate
+    statement's p50 doubled. At 1M memories the HNSW index and the table are 1.1 + 2.1 GB: with the earlier
+    cap of 1 GB every GET /context of the tenant's large contact read ~220 pages from outside PostgreSQL's
+    buffers, and a run that also searched the brain evicted the next run's pages (docs/benchmarks.md,
+    "Session 20"). Only what is read takes memory; a small database stays small. The test server holds
+    little data and keeps the default."""
+    if ram is None:
+        ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return max(128, min(4096, ram // 4 // 2**20))
 
 
 def _tune(server: object) -> bool:
