@@ -16,6 +16,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 SEPARATOR = "/"
+CONVERSATION_ID_MAX_LENGTH = 255  # what the API accepts (Conversation.external_id)
+# the longest session id: a conversation id of CONVERSATION_ID_MAX_LENGTH and a session number of a
+# PositiveIntegerField (10 digits). Memory.source_session_id holds it whole: cut to the conversation id's
+# length, `<id>/12` of a 254-character id would read `<id>/1` and two sessions would group as one.
+SESSION_ID_MAX_LENGTH = CONVERSATION_ID_MAX_LENGTH + len(SEPARATOR) + 10
 
 
 @dataclass(frozen=True)

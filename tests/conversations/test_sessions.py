@@ -11,6 +11,7 @@ from django.conf import settings
 from django.test import override_settings
 
 from apps.conversations.models import Conversation
+from apps.core.fields import MAX_ID_LENGTH
 from apps.memories.ingest.services import IngestItem, ingest_messages
 from apps.memories.lifecycle.deferred import conversation_consolidate, near_duplicates_merge
 from apps.memories.models import ContextEvent, Memory, MemoryEntity
@@ -85,6 +86,38 @@ def test_a_conversation_per_visit_keeps_its_id_as_its_session(tenant):
     )
     assert sessions_of(tenant, "v1") == {"visit-1"} and sessions_of(tenant, "v2") == {"visit-2"}
     assert set(Conversation.objects.filter(tenant=tenant).values_list("session_number", flat=True)) == {0}
+
+
+def test_the_longest_conversation_id_keeps_its_sessions_apart(tenant):
+    # `<id>/11` of an id as long as the API accepts is longer than the id: cut to the id's length, every
+    # session after the first read as the first and the chat grouped as one session again
+    longest = "c" * MAX_ID_LENGTH
+    places = [
+        "Lisbon",
+        "Porto",
+        "Seville",
+        "Bilbao",
+        "Lyon",
+        "Turin",
+        "Ghent",
+        "Bergen",
+        "Krakow",
+        "Split",
+        "Graz",
+        "Cork",
+    ]
+    ingest_messages(
+        tenant=tenant,
+        items=[
+            turn(f"l{n}", f"Today I visited the old harbour of {place}", T0 + timedelta(days=n), conversation=longest)
+            for n, place in enumerate(places)
+        ],
+        actor="test",
+    )
+    assert sessions_of(tenant, "l0") == {longest}
+    assert sessions_of(tenant, "l1") == {f"{longest}/1"}
+    assert sessions_of(tenant, "l11") == {f"{longest}/11"}
+    assert len({session for n in range(len(places)) for session in sessions_of(tenant, f"l{n}")}) == len(places)
 
 
 def test_the_gap_is_a_setting(tenant):

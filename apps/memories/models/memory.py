@@ -8,6 +8,7 @@ from django.db.models import Func, Q
 from pgvector.django import HnswIndex
 
 from apps.contacts.models import Contact
+from apps.conversations.sessions import SESSION_ID_MAX_LENGTH
 from apps.core.embeddings import EMBEDDING_DIMENSIONS
 from apps.core.models import UUIDModel
 from apps.core.vectors import HalfVectorField
@@ -123,7 +124,7 @@ class Memory(UUIDModel):
     compressed_into = models.ForeignKey(
         "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="compressed_from"
     )
-    source_session_id = models.CharField(max_length=255, blank=True, default="")
+    source_session_id = models.CharField(max_length=SESSION_ID_MAX_LENGTH, blank=True, default="")
     is_pinned = models.BooleanField(default=False)
     expires_at = models.DateTimeField(null=True, blank=True)
     deleted_at = models.DateTimeField(null=True, blank=True)

@@ -702,7 +702,7 @@ def _write_one(
         slot=candidate.slot[:120],
         key=candidate.key,
         index_terms=candidate.index_terms[:INDEX_TERMS_LENGTH],
-        source_session_id=candidate.source_session_id[:255],
+        source_session_id=candidate.source_session_id,
         is_pinned=candidate.is_pinned,
         expires_at=candidate.expires_at,
         source_message_ids=list(provenance.source_message_ids),
