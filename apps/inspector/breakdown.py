@@ -11,7 +11,8 @@ Two formulas make the score, and `explain.ranker.version` says which one did:
   weight + access frequency × weight).
 
 Either way an outdated episode counts scoring.OUTDATED_FACTOR and a memory outside every time window the
-query names is discounted by the factor the search applied (time_window.miss_factor), `explain.time_window_factor`.
+query names is discounted by the factor the search applied (time_window.miss_factor), `explain.time_window_factor`;
+a memory from one of the chunks of a long message by `explain.chunk_factor` (chunk_share.factor).
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ class Term:
 
 @dataclass(frozen=True)
 class Factor:
-    """A multiplier applied after the sum: outdated, outside the query's time windows."""
+    """A multiplier applied after the sum: outdated, outside the query's time windows, one of a long message's
+    chunks."""
 
     name: str
     value: float
@@ -131,7 +133,9 @@ def _fitted_terms(
     )
 
 
-def _factors(*, before: float, outdated: bool, window_factor: float) -> tuple[tuple[Factor, ...], float]:
+def _factors(
+    *, before: float, outdated: bool, window_factor: float, chunk_factor: float = 1.0
+) -> tuple[tuple[Factor, ...], float]:
     """The factors applied after the sum and the score they give."""
     factors: list[Factor] = []
     if outdated:
@@ -140,6 +144,9 @@ def _factors(*, before: float, outdated: bool, window_factor: float) -> tuple[tu
     if window_factor != 1.0:
         factors.append(Factor("outside the query's time window", window_factor))
         before *= window_factor
+    if chunk_factor != 1.0:
+        factors.append(Factor("one of a long message's chunks", chunk_factor))
+        before *= chunk_factor
     return tuple(factors), before
 
 
@@ -159,6 +166,7 @@ def score_breakdown(
     features: Mapping[str, Any] = ranker.get("features") or {}
     version = str(ranker.get("version") or HAND)
     window_factor = _number(explain.get("time_window_factor", 1.0))
+    chunk_factor = _number(explain.get("chunk_factor", 1.0))
     relevance, usage = 0.0, None
     if version == HAND:
         terms = _hand_terms(signals, weights)
@@ -174,7 +182,9 @@ def score_breakdown(
             access_frequency_weight=weights.access_frequency,
         )
         before = relevance * usage.total
-    factors, composed = _factors(before=before, outdated=outdated, window_factor=window_factor)
+    factors, composed = _factors(
+        before=before, outdated=outdated, window_factor=window_factor, chunk_factor=chunk_factor
+    )
     return Breakdown(
         version=version,
         terms=terms,

@@ -15,10 +15,16 @@ pytestmark = pytest.mark.django_db
 
 
 def _ingest(
-    api, contact_id: str, sessions: list[tuple[datetime, list[tuple[str, str]]]], *, one_conversation: bool = False
+    api,
+    contact_id: str,
+    sessions: list[tuple[datetime, list[tuple[str, str]]]],
+    *,
+    one_conversation: bool = False,
+    roles: tuple[str, ...] = ("user",),
 ) -> None:
     """The sessions as a client sends them: a conversation id per session, or (`one_conversation`) one id for
-    the whole chat, as a client that keeps one thread per end-user does."""
+    the whole chat, as a client that keeps one thread per end-user does. `roles`: each session's turns take
+    them in turn (a user and an assistant: ("user", "assistant"))."""
     messages = []
     for number, (start, turns) in enumerate(sessions, start=1):
         for index, (speaker, text) in enumerate(turns, start=1):
@@ -27,9 +33,9 @@ def _ingest(
                     "contact_id": contact_id,
                     "conversation_id": contact_id if one_conversation else f"{contact_id}:s{number}",
                     "message": text,
-                    "role": "user",
+                    "role": roles[(index - 1) % len(roles)],
                     "message_id": f"{contact_id}:S{number}:{index}",
-                    "speaker": speaker,
+                    **({"speaker": speaker} if speaker else {}),
                     "occurred_at": (start + timedelta(seconds=30 * index)).isoformat(),
                 }
             )
@@ -307,3 +313,70 @@ def test_a_paraphrase_is_found_by_meaning(api):
     # no word in common with "I painted all weekend": found by the embedding, from Sam's side
     assert _turns(body, "para")[0] == "S1:1"
     assert "vector" in body["results"][0]["explain"]["found_by"]
+
+
+# A user and an assistant: the user says once, briefly, what they want from suggestions; the assistant answers
+# each request at length (every reply over 1,000 characters, so ingest stores it in chunks)
+_REPLY_SENTENCES = (
+    "Here are a few ideas for your weekend cooking that many people enjoy.",
+    "A tray of roasted vegetables with olive oil, garlic and rosemary is easy and feeds a crowd.",
+    "For a snack, try oven-baked chickpeas with smoked paprika, or a bowl of buttered popcorn.",
+    "If you like baking, banana bread keeps well for days and freezes nicely in slices.",
+    "A simple tomato soup with basil pairs well with grilled cheese sandwiches on a cold evening.",
+    "For dessert, poached pears in red wine look impressive and need only twenty minutes.",
+    "Stir-fried noodles with ginger, spring onions and sesame oil make a quick weeknight dinner.",
+    "Homemade hummus with warm flatbread is a good starter when friends come over.",
+    "A big pot of chili can be made ahead and tastes even better on the second day.",
+    "For breakfast, overnight oats with berries and yoghurt save time in the morning.",
+    "Stuffed peppers with rice, beans and cheese are colourful and filling.",
+    "A lemon and herb roast chicken is a classic for a Sunday lunch with family.",
+)
+
+
+def _reply(offset: int) -> str:
+    sentences = [_REPLY_SENTENCES[(offset + index) % len(_REPLY_SENTENCES)] for index in range(36)]
+    return " ".join(sentences)
+
+
+ASSISTANT_CHAT = [
+    (
+        DAY,
+        [
+            ("", "Hi! I want to cook more at home this month."),
+            ("", _reply(0)),
+            ("", "When you suggest food, remember that I am vegetarian and I hate anything spicy."),
+            ("", "Noted! " + _reply(3)),
+        ],
+    ),
+    (
+        DAY + timedelta(days=2),
+        [
+            ("", "I have friends coming over on Saturday."),
+            ("", _reply(5)),
+            ("", "What should I bake for my niece's birthday?"),
+            ("", _reply(8)),
+        ],
+    ),
+    (
+        DAY + timedelta(days=5),
+        [
+            ("", "I need something quick for weeknights."),
+            ("", _reply(2)),
+        ],
+    ),
+]
+
+
+def test_a_long_reply_in_many_chunks_does_not_crowd_out_what_the_user_said(api):
+    """Each assistant reply is stored as several chunks, each a candidate of its own: a long message has that
+    many chances to match. Its chunks count their share (explain.chunk_factor), so the user's one short turn
+    that says what to suggest is found among them (before: behind every reply's chunks)."""
+    _ingest(api, "chunks", ASSISTANT_CHAT, roles=("user", "assistant"))
+    # before: fifth both times, behind four replies whose two to four chunks each had a chance
+    assert _turns(_search(api, "chunks", "Any food ideas for tonight?"), "chunks")[0] == "S1:3"
+    body = _search(api, "chunks", "Which dishes would you suggest for my dinner?")
+    assert _turns(body, "chunks")[0] == "S1:3"
+    factors = {row["sources"][0]: row["explain"]["chunk_factor"] for row in body["results"]}
+    assert factors["chunks:S1:3"] == 1.0  # a short turn: not split, not discounted
+    replies = [factor for source, factor in factors.items() if source.endswith((":2", ":4"))]
+    assert replies and all(factor < 1.0 for factor in replies)

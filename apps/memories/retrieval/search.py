@@ -17,7 +17,9 @@ importance) are scored by the fitted ranker (ranker.py, weights from ranker_weig
 counted in proportion to its relevance; without one, or for a tenant with its own weights, the hand formula:
 `relevance.similarities` turns cosine, BM25 and the context/session/length priors into the similarity signal
 and the score is the weighted sum of similarity, recency, importance, access frequency and entity match
-(weights per scope, per tenant). Results are light `RetrievedMemory` rows, never model objects; the
+(weights per scope, per tenant). Either way two rules multiply the score after it: a memory outside every
+time window the query names (signals/time_window.miss_factor), and one of the chunks of a long message
+(signals/chunk_share.factor). Results are light `RetrievedMemory` rows, never model objects; the
 entities of the memories a caller keeps come from `memory_entities`, one statement for all of them.
 """
 
@@ -57,7 +59,7 @@ from apps.memories.retrieval.lexicon import (
     scope_lexicon_get,
     scope_lexicon_refresh_queue,
 )
-from apps.memories.retrieval.signals import diversity, specificity, time_window
+from apps.memories.retrieval.signals import chunk_share, diversity, specificity, time_window
 from apps.memories.retrieval.signals import speaker as speaker_signal
 from apps.tenants.models import Tenant
 
@@ -148,6 +150,9 @@ class ScoredMemory:
     # what its score was multiplied by for falling outside every time window the query names
     # (time_window.miss_factor); 1.0: none applied (the query names no time, or it falls in a window)
     window_factor: float = 1.0
+    # what its score was multiplied by for coming from one of the chunks of a long message (chunk_share.factor);
+    # 1.0: its source message was not split
+    chunk_factor: float = 1.0
     # the ranker's features of this candidate (ranker.FEATURES) and, with a fitted ranker, what each added
     features: dict[str, float] = field(default_factory=dict)
     ranker_version: str = HAND
@@ -173,6 +178,7 @@ class ScoredMemory:
             "speaker_matched": self.speaker,
             "time_window": self.time_window.explain() if self.time_window is not None else None,
             "time_window_factor": self.window_factor,
+            "chunk_factor": self.chunk_factor,
             "diversity_penalty": self.diversity_penalty,
             "ranker": {
                 "version": self.ranker_version,
@@ -467,6 +473,16 @@ class _Candidate:
     matched_entity_ids: tuple[Any, ...]
     speaker: str
     index_terms: str
+    chunks: int = 1  # how many chunks its source message was split into (ingest; 1: not split)
+
+
+def _chunks(chunk: str | None, chunks: str | None) -> int:
+    """The `chunks` count ingest wrote in a memory's metadata (`chunk` i of `chunks` n; JSON numbers, as text),
+    or 1: a memory that is not one of a split message's, including one whose metadata a client set to
+    anything else."""
+    if chunk and chunks and chunk.isdigit() and chunks.isdigit() and int(chunk) < int(chunks):
+        return int(chunks)
+    return 1
 
 
 def _candidates(
@@ -580,7 +596,9 @@ def _candidates(
         f"{search_bm25}, {context_bm25}, "
         "ARRAY(SELECT me.entity_id FROM memories_memoryentity me "
         "      WHERE me.memory_id = m.id AND me.entity_id = ANY(%(entity_ids)s::uuid[])), "
-        "coalesce(m.metadata->>'speaker', ''), m.index_terms "
+        "coalesce(m.metadata->>'speaker', ''), m.index_terms, "
+        "CASE WHEN jsonb_typeof(m.metadata->'chunk') = 'number' THEN m.metadata->>'chunk' END, "
+        "CASE WHEN jsonb_typeof(m.metadata->'chunks') = 'number' THEN m.metadata->>'chunks' END "
         "FROM candidate k JOIN memories_memory m ON m.id = k.id"
     )
     # a large scope searches the vector index wider (retrieval/vector_effort.py: its recall, and the plans)
@@ -603,6 +621,7 @@ def _candidates(
             matched_entity_ids=tuple(row[18]),
             speaker=row[19],
             index_terms=row[20] or "",
+            chunks=_chunks(row[21], row[22]),
         )
         for row in rows
     ]
@@ -751,6 +770,9 @@ def memory_search(
             score = scoring.ranked_score(relevance=value, signals=signals, weights=weights, outdated=outdated)
         if outside_window:  # a soft filter, with either ranker (time_window.miss_factor)
             score = round(score * window_factor, 6)
+        chunk_factor = chunk_share.factor(candidate.chunks)
+        if chunk_factor != 1.0:  # one of a long message's chunks, with either ranker
+            score = round(score * chunk_factor, 6)
         scored.append(
             ScoredMemory(
                 memory=candidate.memory,
@@ -765,6 +787,7 @@ def memory_search(
                 speaker=candidate.speaker if speaker_match else "",
                 time_window=window,
                 window_factor=window_factor,
+                chunk_factor=chunk_factor,
                 features=row,
                 ranker_version=ranker_version,
             )
@@ -869,6 +892,8 @@ def _reranked(query: str, scored: list[ScoredMemory], weights: scoring.Weights) 
         )
         if item.features.get("outside_window"):  # the time-window rule holds under the reranker too
             score = round(score * item.window_factor, 6)
+        if item.chunk_factor != 1.0:  # and so does a long message's share
+            score = round(score * item.chunk_factor, 6)
         rescored.append(dataclasses.replace(item, signals=signals, score=score))
     return sorted(rescored, key=_rank_key) + tail
 

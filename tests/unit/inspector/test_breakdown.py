@@ -106,6 +106,21 @@ def test_the_window_factor_is_read_from_explain_not_from_the_score():
     assert result.factors == ()
 
 
+def test_a_long_message_chunk_shows_its_share_after_the_window_factor():
+    """0.8 × 0.495 = 0.396, × 0.85 outside the window, × 0.631 for one of ten chunks (explain.chunk_factor)."""
+    result = score_breakdown(
+        explain={**fitted_explain(window_factor=0.85), "chunk_factor": 0.631},
+        score=0.2124,
+        outdated=False,
+        weights=scoring.CONTACT_WEIGHTS,
+    )
+    assert [(factor.name, factor.value) for factor in result.factors] == [
+        ("outside the query's time window", 0.85),
+        ("one of a long message's chunks", 0.631),
+    ]
+    assert result.composed == pytest.approx(0.396 * 0.85 * 0.631, abs=1e-4)
+
+
 def test_hand_terms_are_signal_times_weight_with_the_usage_signals_in_proportion_to_similarity():
     explain = {"signals": SIGNALS, "ranker": {"version": "hand", "features": {}, "contributions": {}}}
     score = scoring.retrieval_score(scoring.Signals(**SIGNALS), scoring.CONTACT_WEIGHTS)

@@ -192,6 +192,17 @@ def test_every_signal_of_the_score_is_registered_with_a_weight():
     assert set(registered) == {field.name for field in fields(scoring.Weights)}
 
 
+def test_a_chunk_of_a_long_message_counts_its_share_and_an_unsplit_turn_all():
+    from apps.memories.retrieval.signals import chunk_share
+
+    assert chunk_share.factor(1) == 1.0 and chunk_share.factor(0) == 1.0
+    assert chunk_share.factor(2) == pytest.approx(2**-0.2, abs=1e-4)
+    assert chunk_share.factor(10) == pytest.approx(0.631, abs=1e-3)
+    # the more chunks, the smaller each one's share, softly: a relevant chunk still ranks
+    shares = [chunk_share.factor(n) for n in range(1, 30)]
+    assert shares == sorted(shares, reverse=True) and min(shares) > 0.5
+
+
 def test_the_speaker_match_counts_in_proportion_to_relevance():
     from apps.memories import scoring
 

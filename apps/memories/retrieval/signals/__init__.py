@@ -5,7 +5,8 @@ A signal is a number in [0, 1] per candidate memory, named as `scoring.Signals` 
 `settings.retrieval_weights`) — or, by default, by the fitted ranker's weight of its feature
 (`retrieval/ranker.py`, `ranker_weights.json`). `search.py` computes each from its module and
 `scoring.retrieval_score` sums them; `ScoredMemory.explain()` shows each value and what produced it. A
-*stage* re-orders the ranked list instead of scoring a memory (diversity).
+*factor* multiplies the score after the formula (outside the query's time windows, a long message's
+chunk); a *stage* re-orders the ranked list instead of scoring a memory (diversity).
 
 To add a signal: a module here (pure, no Django: import-linter checks it), a field on `scoring.Signals` and
 `scoring.Weights`, an entry below; `tests/unit/memories/test_retrieval_signals.py` fails until all three
@@ -53,6 +54,22 @@ REGISTRY: tuple[Signal, ...] = (
         "apps.memories.retrieval.signals.time_window",
         False,
         "said on, or naming, a day inside a window the query's time expressions name",
+    ),
+)
+
+# rules that multiply a memory's score after the formula, with either ranker (`explain.<name>`)
+FACTORS: tuple[Signal, ...] = (
+    Signal(
+        "time_window_factor",
+        "apps.memories.retrieval.signals.time_window",
+        False,
+        "outside every time window the query names: 1 − 0.5 × the narrowest window's specificity",
+    ),
+    Signal(
+        "chunk_factor",
+        "apps.memories.retrieval.signals.chunk_share",
+        False,
+        "one of the n chunks of a long message (a message split at ingest): n^−0.2, so it is not n chances",
     ),
 )
 

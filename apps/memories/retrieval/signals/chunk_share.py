@@ -1,0 +1,30 @@
+"""A long message's share: a memory taken from one of the `n` chunks of a message scores × n^−EXPONENT.
+
+Ingest splits a message longer than an episode (1,000 characters) into semantic chunks of at most 200 tokens
+and stores each as a memory with the message as its source (`ingest/services.py`, metadata `chunk` i of
+`chunks` n). Each chunk is then a candidate of its own, so a long message has n chances to match a query where
+a short turn has one: the best of n similarities is higher than one text's by chance alone (the expected
+maximum of n noisy draws grows with √(2 ln n)). An assistant's 4,000-character reply becomes ten chunks, and
+its chunks crowd out the short turns in which the user said what they want — the evidence of most questions
+about a user. The factor takes that advantage back, softly: a relevant chunk of a long message still ranks
+(two chunks 0.87, ten 0.63), and a turn that was not split (n = 1) is not touched.
+
+How it was set (docs/benchmarks.md, "Session 22"): re-ranking BEAM's settled candidates in process, every
+exponent from 0.1 to 0.5 helped both halves of BEAM; 0.2 was chosen on chats 1–10 only and reported on chats
+11–20, BEAM whole and LoCoMo (whose turns are rarely long enough to be split, so it hardly changes). The rule
+reads no role and no dataset's phrasing: a user's pasted document is discounted as an assistant's reply is.
+
+Pure (no Django).
+"""
+
+from __future__ import annotations
+
+EXPONENT = 0.2
+
+
+def factor(chunks: int) -> float:
+    """What the score of a memory from one of `chunks` chunks of a message is multiplied by (1.0 when the
+    message was not split)."""
+    if chunks <= 1:
+        return 1.0
+    return round(chunks**-EXPONENT, 4)
