@@ -387,6 +387,19 @@ def test_corrections(text, expected):
         ),
         ("I don't want a call back", [("preference", "Doesn't want a call back", None, -1, False)]),
         ("Please don't use emojis", [("preference", "Doesn't want you to use emojis", None, -1, False)]),
+        ("Please always use metric units", [("preference", "Wants you to always use metric units", None, 1, False)]),
+        (
+            "Always include version numbers when I ask about libraries",
+            [
+                (
+                    "preference",
+                    "Wants you to always include version numbers when they ask about libraries",
+                    None,
+                    1,
+                    False,
+                )
+            ],
+        ),
         (
             "I always drink coffee in the morning",
             [("preference", "Always drinks coffee in the morning", None, 1, False)],
@@ -426,6 +439,8 @@ def test_corrections(text, expected):
         "length-limit-blog-posts",
         "dont-want",
         "instruction",
+        "instruction-always",
+        "instruction-always-with-condition",
         "habit",
         "want-to",
         "would-love-to",

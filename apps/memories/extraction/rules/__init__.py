@@ -86,6 +86,7 @@ RULES: tuple[_Rule, ...] = (
     conversation.TALK_AVOID,
     conversation.TALK_INTEREST,
     conversation.INSTRUCTION_AVOID,
+    conversation.INSTRUCTION_WANT,
     conversation.LENGTH_LIMIT,
     preferences.NEGATIVE_LIKE,
     preferences.DISLIKE,

@@ -1,6 +1,6 @@
 """Conversation preferences: what the user does or does not want to talk about, instructions to the
-assistant ("please don't use emojis") and length limits ("I don't want replies longer than 3 lines")
-(docs/extraction.md, "Preference rules").
+assistant ("please don't use emojis", "always include the units") and length limits ("I don't want replies
+longer than 3 lines") (docs/extraction.md, "Preference rules").
 """
 
 from __future__ import annotations
@@ -81,6 +81,27 @@ INSTRUCTION_AVOID = _rule(
     r"include|write|recommend|suggest|give\s+me|reply\s+with|respond\s+with)\s+" + _X,
     _instruction_avoid,
     triggers=_words("don dont not never"),
+)
+
+
+def _instruction_want(match: re.Match[str], clause: _Clause, context: _Context) -> list[_Found]:
+    """ "Always include version numbers when I ask about libraries" -> "wants you to always include version
+    numbers when they ask about libraries" (a standing instruction to the assistant, the positive form of
+    INSTRUCTION_AVOID: kept whole, its condition included, as the instruction is only right with it)."""
+    obj = _object(match, clause, cut=False)
+    if not obj:
+        return []
+    verb = " ".join("them" if word == "me" else word for word in _said(match, "verb").split())
+    return [_preference(_predicate(f"wants you to always {verb}", obj), 1)]
+
+
+INSTRUCTION_WANT = _rule(
+    "instruction_want",
+    r"^\W*(?:please\s+)?(?:always|make\s+sure\s+(?:to|you)|be\s+sure\s+to)\s+"
+    r"(?P<verb>use|send|call\s+me|mention|add|include|write|recommend|suggest|give\s+me|reply\s+with|"
+    r"respond\s+with|answer\s+with|format|provide|show|explain|list|cite|highlight|keep)\s+" + _X,
+    _instruction_want,
+    triggers=_words("always sure"),
 )
 
 
