@@ -73,6 +73,31 @@ def test_context_puts_preferences_first_and_drops_the_lowest_scored(api, tenant,
     )
 
 
+def test_a_standing_instruction_said_in_chat_heads_the_context_on_its_topic(api, tenant, contact):
+    """Said once as a message, "always include version numbers when I ask about libraries" is kept as a
+    preference (before: only as an episode, ranked among the chat's other turns) and heads the memory block
+    of a later question on that topic."""
+    ContactState.objects.create(contact=contact, tenant=tenant, relationship_stage="deep")
+    turns = [
+        ("user", "I'm building a budget tracker in Flask."),
+        ("assistant", "Great choice! Flask keeps things simple for a small app."),
+        ("user", "Always include version numbers when I ask about libraries."),
+        ("assistant", "Noted, I will."),
+        ("user", "I also need charts for the monthly report."),
+    ]
+    messages = [
+        {"contact_id": "arjun", "conversation_id": "c1", "message": text, "role": role, "message_id": f"m{index}"}
+        for index, (role, text) in enumerate(turns)
+    ]
+    assert api.post("/api/v1/ingest/batch", {"messages": messages}, format="json").status_code == 202
+    query = {"query": "Which libraries should I use for the charts?", "token_budget": 1000}
+    body = api.get("/api/v1/context/arjun", query).json()
+    lines = body["context_text"].splitlines()
+    assert lines[lines.index("<memory>") + 1] == (
+        "[PREFERENCE] Wants you to always include version numbers when they ask about libraries"
+    )
+
+
 def test_context_excludes_superseded_facts(api, tenant, contact):
     ContactState.objects.create(contact=contact, tenant=tenant, relationship_stage="established")
     old = add(tenant, contact, "Lives in Pune")
