@@ -8,16 +8,40 @@ from django.db import connection
 from apps.core.timing import Stopwatch, parse_server_timing, phase, stopwatch
 
 
-def test_a_phase_inside_another_is_not_counted_twice():
+class _Clock:
+    """A clock the test moves: wall and processor time advance only when told (no sleep: a loaded machine
+    once made a 20 ms sleep last 130 ms and the bound below it fail)."""
+
+    def __init__(self) -> None:
+        self.wall = 100.0
+        self.processor = 10.0
+
+    def advance(self, wall: float, processor: float = 0.0) -> None:
+        self.wall += wall
+        self.processor += processor
+
+
+def test_a_phase_inside_another_is_not_counted_twice(monkeypatch):
+    from apps.core import timing
+
+    clock = _Clock()
+    monkeypatch.setattr(
+        timing,
+        "time",
+        type("FakeTime", (), {"perf_counter": lambda: clock.wall, "process_time": lambda: clock.processor}),
+    )
     watch = Stopwatch()
     watch.enter("write")
-    time.sleep(0.02)
+    clock.advance(0.02, 0.01)
     watch.enter("embedding")
-    time.sleep(0.03)
+    clock.advance(0.03, 0.025)
     watch.leave()
+    clock.advance(0.005)
     watch.leave()
-    assert 0.025 <= watch.totals["embedding"] < 0.2
-    assert 0.015 <= watch.totals["write"] < 0.045  # its own 20 ms, not the 50 ms of the block
+    assert watch.totals["embedding"] == pytest.approx(0.03)
+    assert watch.totals["write"] == pytest.approx(0.025)  # its own 20 + 5 ms, not the 55 ms of the block
+    assert watch.cpu["embedding"] == pytest.approx(0.025)
+    assert watch.cpu["write"] == pytest.approx(0.01)
 
 
 @pytest.mark.django_db
