@@ -370,3 +370,32 @@ def test_an_entity_linked_to_the_cap_is_ubiquitous_unless_the_search_is_restrict
     assert [entity.key for entity in episodes.query_entities] == ["pet:bruno"]  # 1 link among 46 episodes
     assert episodes.results[0].memory.pk == episode.pk
     assert episodes.results[0].signals.entity_match == 1.0
+
+
+def test_a_long_messages_share_holds_under_the_reranker_and_only_ingests_split_counts(
+    tenant, contact, settings, monkeypatch
+):
+    """One of ten chunks keeps chunk_share.factor(10) of the score the cross-encoder's relevance gives (as the
+    window factor does); a memory whose metadata a client set with strings, or with chunk ≥ chunks, is not
+    read as a split."""
+    from apps.memories.retrieval.signals import chunk_share
+
+    add(tenant, contact, "Works at Infosys as a backend engineer", metadata={"chunk": 3, "chunks": 10})
+    add(tenant, contact, "Has a dog named Bruno", metadata={"chunk": "0", "chunks": "10"})
+    add(tenant, contact, "Loves hiking in the mountains", metadata={"chunk": 10, "chunks": 10})
+    monkeypatch.setattr(search, "_cross_encoder", _LongerIsBetterCrossEncoder)
+    settings.ENGRAM = {**settings.ENGRAM, "RERANKER_ENABLED": True}
+    reranked = memory_search(tenant=tenant, contact=contact, query="has he got a dog or a job", top_k=3).results
+    by_content = {item.memory.content: item for item in reranked}
+    assert len(by_content) == 3
+    chunked = by_content["Works at Infosys as a backend engineer"]
+    assert chunked.chunk_factor == chunk_share.factor(10) == chunked.explain()["chunk_factor"] < 1.0
+    weights = scoring.CONTACT_WEIGHTS
+    before = (
+        scoring.retrieval_score(chunked.signals, weights)
+        if chunked.ranker_version == search.HAND
+        else scoring.ranked_score(relevance=chunked.signals.similarity, signals=chunked.signals, weights=weights)
+    )
+    assert before > 0 and chunked.score == round(before * chunk_share.factor(10), 6)
+    assert by_content["Has a dog named Bruno"].chunk_factor == 1.0
+    assert by_content["Loves hiking in the mountains"].chunk_factor == 1.0
