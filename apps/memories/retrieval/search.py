@@ -768,11 +768,8 @@ def memory_search(
         else:
             outdated = candidate.memory.outdated
             score = scoring.ranked_score(relevance=value, signals=signals, weights=weights, outdated=outdated)
-        if outside_window:  # a soft filter, with either ranker (time_window.miss_factor)
-            score = round(score * window_factor, 6)
         chunk_factor = chunk_share.factor(candidate.chunks)
-        if chunk_factor != 1.0:  # one of a long message's chunks, with either ranker
-            score = round(score * chunk_factor, 6)
+        score = _factored(score, window_factor=window_factor, chunk_factor=chunk_factor)
         scored.append(
             ScoredMemory(
                 memory=candidate.memory,
@@ -870,6 +867,16 @@ def _cross_encoder() -> Any:
         return None
 
 
+def _factored(score: float, *, window_factor: float, chunk_factor: float) -> float:
+    """`score` after the rules that multiply it, with either ranker and under the reranker (signals.FACTORS):
+    outside every time window the query names (a soft filter, time_window.miss_factor), one of the chunks of a
+    long message (chunk_share.factor). A factor of 1.0 leaves the score as it is."""
+    for factor in (window_factor, chunk_factor):
+        if factor != 1.0:
+            score = round(score * factor, 6)
+    return score
+
+
 def _reranked(query: str, scored: list[ScoredMemory], weights: scoring.Weights) -> list[ScoredMemory]:
     """With ENGRAM_RERANKER_ENABLED, a cross-encoder's relevance replaces the similarity signal of the top
     candidates (memory-logic.txt §2.5); without the setting or the model, the blended order stands."""
@@ -890,10 +897,7 @@ def _reranked(query: str, scored: list[ScoredMemory], weights: scoring.Weights) 
                 relevance=signals.similarity, signals=signals, weights=weights, outdated=item.memory.outdated
             )
         )
-        if item.features.get("outside_window"):  # the time-window rule holds under the reranker too
-            score = round(score * item.window_factor, 6)
-        if item.chunk_factor != 1.0:  # and so does a long message's share
-            score = round(score * item.chunk_factor, 6)
+        score = _factored(score, window_factor=item.window_factor, chunk_factor=item.chunk_factor)
         rescored.append(dataclasses.replace(item, signals=signals, score=score))
     return sorted(rescored, key=_rank_key) + tail
 
