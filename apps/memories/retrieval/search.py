@@ -476,15 +476,6 @@ class _Candidate:
     chunks: int = 1  # how many chunks its source message was split into (ingest; 1: not split)
 
 
-def _chunks(chunk: str | None, chunks: str | None) -> int:
-    """The `chunks` count ingest wrote in a memory's metadata (`chunk` i of `chunks` n; JSON numbers, as text),
-    or 1: a memory that is not one of a split message's, including one whose metadata a client set to
-    anything else."""
-    if chunk and chunks and chunk.isdigit() and chunks.isdigit() and int(chunk) < int(chunks):
-        return int(chunks)
-    return 1
-
-
 def _candidates(
     scope: _Scope,
     *,
@@ -621,7 +612,7 @@ def _candidates(
             matched_entity_ids=tuple(row[18]),
             speaker=row[19],
             index_terms=row[20] or "",
-            chunks=_chunks(row[21], row[22]),
+            chunks=chunk_share.split_into(row[21], row[22]),
         )
         for row in rows
     ]

@@ -201,6 +201,14 @@ def test_a_chunk_of_a_long_message_counts_its_share_and_an_unsplit_turn_all():
     # the more chunks, the smaller each one's share, softly: a relevant chunk still ranks
     shares = [chunk_share.factor(n) for n in range(1, 30)]
     assert shares == sorted(shares, reverse=True) and min(shares) > 0.5
+    # read from ingest's metadata only: whole numbers, chunk i of n with i < n
+    assert chunk_share.split_into("3", "10") == 10
+    assert [chunk_share.split_into(*pair) for pair in [(None, "10"), ("10", "10"), ("1.5", "10"), ("-1", "10")]] == [
+        1,
+        1,
+        1,
+        1,
+    ]
 
 
 def test_the_speaker_match_counts_in_proportion_to_relevance():

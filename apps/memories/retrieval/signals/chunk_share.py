@@ -22,6 +22,15 @@ from __future__ import annotations
 EXPONENT = 0.2
 
 
+def split_into(chunk: str | None, chunks: str | None) -> int:
+    """How many chunks a memory's message was split into, from ingest's metadata (`chunk` i of `chunks` n; JSON
+    numbers, read as text), or 1: a memory that is not one of a split message's, including one whose metadata
+    a client set to anything else."""
+    if chunk and chunks and chunk.isdigit() and chunks.isdigit() and int(chunk) < int(chunks):
+        return int(chunks)
+    return 1
+
+
 def factor(chunks: int) -> float:
     """What the score of a memory from one of `chunks` chunks of a message is multiplied by (1.0 when the
     message was not split)."""
