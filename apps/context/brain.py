@@ -20,7 +20,8 @@ from apps.conversations.window import Turn, window_get
 from apps.core.tokens import count_tokens, truncate_to_tokens
 from apps.knowledge.search import KnowledgeHit, knowledge_search
 from apps.memories.models import MemoryProfile
-from apps.memories.retrieval.search import ScoredMemory, memory_search
+from apps.memories.retrieval.search import memory_search
+from apps.memories.retrieval.types import ScoredMemory
 from apps.tenants.models import Tenant
 
 DEFAULT_SYSTEM_PROMPT = """You are an AI copilot for {name}. You help the business owner run their business.

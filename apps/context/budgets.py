@@ -33,7 +33,7 @@ OUTDATED_NOTE = " (outdated: corrected since)"
 
 
 class BudgetedMemory(Protocol):
-    """What fitting reads of a memory handed out (`apps.memories.retrieval.search.RetrievedMemory`)."""
+    """What fitting reads of a memory handed out (`apps.memories.retrieval.types.RetrievedMemory`)."""
 
     @property
     def pk(self) -> Any: ...
@@ -46,7 +46,7 @@ class BudgetedMemory(Protocol):
 
 
 class Scored(Protocol):
-    """A scored memory (`apps.memories.retrieval.search.ScoredMemory`)."""
+    """A scored memory (`apps.memories.retrieval.types.ScoredMemory`)."""
 
     @property
     def memory(self) -> BudgetedMemory: ...

@@ -21,7 +21,8 @@ from apps.conversations.window import window_get
 from apps.core.timing import phase
 from apps.core.tokens import count_tokens
 from apps.memories import scoring
-from apps.memories.retrieval.search import EntityRef, ScoredMemory, last_episode, memory_entities, memory_search
+from apps.memories.retrieval.search import last_episode, memory_entities, memory_search
+from apps.memories.retrieval.types import EntityRef, ScoredMemory
 from apps.tenants.models import Tenant
 
 CONTEXT_CANDIDATES = 40

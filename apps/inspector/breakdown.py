@@ -1,5 +1,5 @@
 """A memory's score taken apart for the context preview ("Why each memory is there"), from the `explain` the
-search hands out (apps/memories/retrieval/search.py, ScoredMemory.explain). Pure: no Django, no database.
+search hands out (apps/memories/retrieval/types.py, ScoredMemory.explain). Pure: no Django, no database.
 
 Two formulas make the score, and `explain.ranker.version` says which one did:
 

@@ -32,9 +32,8 @@ import json
 import logging
 import math
 import re
-import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
@@ -61,6 +60,7 @@ from apps.memories.retrieval.lexicon import (
 )
 from apps.memories.retrieval.signals import chunk_share, diversity, specificity, time_window
 from apps.memories.retrieval.signals import speaker as speaker_signal
+from apps.memories.retrieval.types import HAND, EntityRef, RetrievedMemory, ScoredMemory, SearchResult
 from apps.tenants.models import Tenant
 
 VECTOR_CANDIDATES = 50
@@ -99,103 +99,6 @@ TIME_ROW_BUDGET = 400
 SOURCES = ("vector", "keyword", "entity", "time", "neighbour")
 _SOURCE_BITS = {"keyword": 1, "entity": 2, "vector": 4, "neighbour": 8, "time": 16}
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-HAND: Literal["hand"] = "hand"  # the ranker version of the hand-set weights (relevance.WEIGHTS, scoring.Weights)
-
-
-@dataclass(frozen=True, slots=True)
-class EntityRef:
-    """An entity as the read path hands it out (no model object)."""
-
-    id: uuid.UUID
-    entity_type: str
-    slug: str
-    display_name: str = ""
-    metadata: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def key(self) -> str:
-        return f"{self.entity_type}:{self.slug}"
-
-
-@dataclass(frozen=True, slots=True)
-class RetrievedMemory:
-    """A memory as the read path hands it out: what a prompt line or an API row needs, no model object."""
-
-    pk: uuid.UUID
-    memory_type: str
-    content: str
-    importance: float
-    occurred_at: datetime
-    is_compressed: bool
-    source_message_ids: tuple[str, ...]
-    outdated: bool = False  # an episode that stated a value since corrected (Memory.outdated_by)
-
-
-@dataclass(frozen=True)
-class ScoredMemory:
-    memory: RetrievedMemory
-    score: float
-    signals: scoring.Signals
-    cosine: float
-    bm25: float
-    found_by: tuple[str, ...]  # "vector", "keyword", "entity", "neighbour" (or "importance" with no query)
-    matched_entities: tuple[str, ...] = ()
-    context_cosine: float = 0.0
-    entity_weights: tuple[float, ...] = ()  # the specificity (IDF weight) of each matched entity, in order
-    speaker: str = ""  # who said it, when it was said by the speaker the query names
-    time_window: time_window.TimeWindow | None = None  # the query's window its event time falls in
-    diversity_penalty: float = 0.0  # what its redundancy with higher results cost (list questions only)
-    # what its score was multiplied by for falling outside every time window the query names
-    # (time_window.miss_factor); 1.0: none applied (the query names no time, or it falls in a window)
-    window_factor: float = 1.0
-    # what its score was multiplied by for coming from one of the chunks of a long message (chunk_share.factor);
-    # 1.0: its source message was not split
-    chunk_factor: float = 1.0
-    # the ranker's features of this candidate (ranker.FEATURES) and, with a fitted ranker, what each added
-    features: dict[str, float] = field(default_factory=dict)
-    ranker_version: str = HAND
-    contributions: dict[str, float] = field(default_factory=dict)
-
-    def explain(self) -> dict[str, Any]:
-        return {
-            "signals": {
-                "similarity": round(self.signals.similarity, 4),
-                "recency": round(self.signals.recency, 4),
-                "importance": round(self.signals.importance, 4),
-                "access_frequency": round(self.signals.access_frequency, 4),
-                "entity_match": self.signals.entity_match,
-                "speaker_match": self.signals.speaker_match,
-                "time_match": self.signals.time_match,
-            },
-            "cosine": round(self.cosine, 4),
-            "context_cosine": round(self.context_cosine, 4),
-            "bm25": round(self.bm25, 4),
-            "found_by": list(self.found_by),
-            "matched_entities": list(self.matched_entities),
-            "entity_idf_weights": dict(zip(self.matched_entities, self.entity_weights, strict=False)),
-            "speaker_matched": self.speaker,
-            "time_window": self.time_window.explain() if self.time_window is not None else None,
-            "time_window_factor": self.window_factor,
-            "chunk_factor": self.chunk_factor,
-            "diversity_penalty": self.diversity_penalty,
-            "ranker": {
-                "version": self.ranker_version,
-                "features": {name: round(value, 4) for name, value in self.features.items()},
-                "contributions": self.contributions,
-            },
-        }
-
-
-@dataclass
-class SearchResult:
-    results: list[ScoredMemory]
-    query_entities: list[EntityRef] = field(default_factory=list)
-    candidates: int = 0
-    time_windows: tuple[time_window.TimeWindow, ...] = ()
-    speakers: tuple[str, ...] = ()  # the speaker the query names (its slug), when it names exactly one
-    diversified: bool = False  # a list or count question: ranked for coverage (signals/diversity.py)
 
 
 def _weight_overrides(*, tenant: Tenant, is_tenant_scope: bool) -> dict[str, Any]:
