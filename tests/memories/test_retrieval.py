@@ -11,7 +11,7 @@ from apps.memories import scoring
 from apps.memories.ingest.services import memory_add
 from apps.memories.models import Memory
 from apps.memories.retrieval import ranker as ranking
-from apps.memories.retrieval import search
+from apps.memories.retrieval import rerank, search
 from apps.memories.retrieval.access import access_flush
 from apps.memories.retrieval.search import memory_search
 from apps.memories.retrieval.signals import specificity
@@ -265,14 +265,14 @@ def test_reranker_setting_falls_back_to_the_blended_score_without_its_model(tena
     for text in ["Works at Infosys as a backend engineer", "Loves hiking in the mountains", "Has a dog named Bruno"]:
         add(tenant, contact, text)
     baseline = [item.memory.pk for item in memory_search(tenant=tenant, contact=contact, query="job", top_k=3).results]
-    search._cross_encoder.cache_clear()
+    rerank._cross_encoder.cache_clear()
     settings.ENGRAM = {**settings.ENGRAM, "RERANKER_ENABLED": True, "RERANKER_MODEL": "no/such-model-offline"}
     try:
         reranked = [
             item.memory.pk for item in memory_search(tenant=tenant, contact=contact, query="job", top_k=3).results
         ]
     finally:
-        search._cross_encoder.cache_clear()
+        rerank._cross_encoder.cache_clear()
     assert reranked == baseline
 
 
@@ -298,8 +298,8 @@ def test_reranker_replaces_the_similarity_of_the_head_and_reorders_it(tenant, co
     blended = memory_search(tenant=tenant, contact=contact, query=query, top_k=3).results
     assert blended[0].memory.content == "Has a dog named Bruno"
     model = _LongerIsBetterCrossEncoder()
-    monkeypatch.setattr(search, "_cross_encoder", lambda: model)
-    monkeypatch.setattr(search, "RERANK_TOP", 2)
+    monkeypatch.setattr(rerank, "_cross_encoder", lambda: model)
+    monkeypatch.setattr(rerank, "RERANK_TOP", 2)
     settings.ENGRAM = {**settings.ENGRAM, "RERANKER_ENABLED": True}
     reranked = memory_search(tenant=tenant, contact=contact, query=query, top_k=3).results
 
@@ -327,7 +327,7 @@ def test_the_reranker_keeps_the_time_window_factor(tenant, contact, settings, mo
     factor, as every other score does (it was dropped there), and explains it."""
     for text in ["Works at Infosys as a backend engineer", "Loves hiking in the mountains", "Has a dog named Bruno"]:
         add(tenant, contact, text)
-    monkeypatch.setattr(search, "_cross_encoder", _LongerIsBetterCrossEncoder)
+    monkeypatch.setattr(rerank, "_cross_encoder", _LongerIsBetterCrossEncoder)
     settings.ENGRAM = {**settings.ENGRAM, "RERANKER_ENABLED": True}
     query = "has he got a dog or a job on 1 January 2020"
     reranked = memory_search(tenant=tenant, contact=contact, query=query, top_k=3).results
@@ -383,7 +383,7 @@ def test_a_long_messages_share_holds_under_the_reranker_and_only_ingests_split_c
     add(tenant, contact, "Works at Infosys as a backend engineer", metadata={"chunk": 3, "chunks": 10})
     add(tenant, contact, "Has a dog named Bruno", metadata={"chunk": "0", "chunks": "10"})
     add(tenant, contact, "Loves hiking in the mountains", metadata={"chunk": 10, "chunks": 10})
-    monkeypatch.setattr(search, "_cross_encoder", _LongerIsBetterCrossEncoder)
+    monkeypatch.setattr(rerank, "_cross_encoder", _LongerIsBetterCrossEncoder)
     settings.ENGRAM = {**settings.ENGRAM, "RERANKER_ENABLED": True}
     reranked = memory_search(tenant=tenant, contact=contact, query="has he got a dog or a job", top_k=3).results
     by_content = {item.memory.content: item for item in reranked}

@@ -26,11 +26,8 @@ entities of the memories a caller keeps come from `memory_entities`, one stateme
 from __future__ import annotations
 
 import dataclasses
-import functools
 import itertools
 import json
-import logging
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -38,7 +35,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 import numpy as np
-from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 from django.utils.text import slugify
@@ -58,6 +54,7 @@ from apps.memories.retrieval.lexicon import (
     scope_lexicon_get,
     scope_lexicon_refresh_queue,
 )
+from apps.memories.retrieval.rerank import factored, rank_key, reranked
 from apps.memories.retrieval.signals import chunk_share, diversity, specificity, time_window
 from apps.memories.retrieval.signals import speaker as speaker_signal
 from apps.memories.retrieval.types import HAND, EntityRef, RetrievedMemory, ScoredMemory, SearchResult
@@ -663,7 +660,7 @@ def memory_search(
             outdated = candidate.memory.outdated
             score = scoring.ranked_score(relevance=value, signals=signals, weights=weights, outdated=outdated)
         chunk_factor = chunk_share.factor(candidate.chunks)
-        score = _factored(score, window_factor=window_factor, chunk_factor=chunk_factor)
+        score = factored(score, window_factor=window_factor, chunk_factor=chunk_factor)
         scored.append(
             ScoredMemory(
                 memory=candidate.memory,
@@ -683,8 +680,8 @@ def memory_search(
                 ranker_version=ranker_version,
             )
         )
-    scored.sort(key=_rank_key)
-    scored = _reranked(query, scored, weights)
+    scored.sort(key=rank_key)
+    scored = reranked(query, scored, weights)
     many = diversity.asks_for_many(query)
     if many:
         sessions = {candidate.memory.pk: candidate.session for candidate in candidates}
@@ -716,10 +713,6 @@ def _surface_names(query: str, named: _NamedEntity) -> list[str]:
     return [word for word in _WORD.findall(query.replace("’", "'")) if slugify(re.sub(r"['’]s$", "", word)) in names]
 
 
-def _rank_key(item: ScoredMemory) -> tuple[float, float, str]:
-    return (-item.score, -item.signals.similarity, str(item.memory.pk))
-
-
 def memory_entities(*, memory_ids: Sequence[Any]) -> dict[Any, list[EntityRef]]:
     """The entities linked to each of `memory_ids` (ids the caller's scoped search returned), one statement."""
     linked: dict[Any, list[EntityRef]] = {memory_id: [] for memory_id in memory_ids}
@@ -743,57 +736,6 @@ def memory_entities(*, memory_ids: Sequence[Any]) -> dict[Any, list[EntityRef]]:
                 )
             )
     return linked
-
-
-RERANK_TOP = 30
-logger = logging.getLogger(__name__)
-
-
-@functools.lru_cache(maxsize=1)
-def _cross_encoder() -> Any:
-    """The optional reranker model, or None when it cannot be loaded (then the blended score stands)."""
-    try:
-        from sentence_transformers import CrossEncoder  # type: ignore[import-not-found]
-
-        return CrossEncoder(settings.ENGRAM["RERANKER_MODEL"])
-    except Exception as exc:  # not installed, no model files offline, …: fall back, say so once
-        logger.warning("Reranker unavailable (%s): using the blended score", exc)
-        return None
-
-
-def _factored(score: float, *, window_factor: float, chunk_factor: float) -> float:
-    """`score` after the rules that multiply it, with either ranker and under the reranker (signals.FACTORS):
-    outside every time window the query names (a soft filter, time_window.miss_factor), one of the chunks of a
-    long message (chunk_share.factor). A factor of 1.0 leaves the score as it is."""
-    for factor in (window_factor, chunk_factor):
-        if factor != 1.0:
-            score = round(score * factor, 6)
-    return score
-
-
-def _reranked(query: str, scored: list[ScoredMemory], weights: scoring.Weights) -> list[ScoredMemory]:
-    """With ENGRAM_RERANKER_ENABLED, a cross-encoder's relevance replaces the similarity signal of the top
-    candidates (memory-logic.txt §2.5); without the setting or the model, the blended order stands."""
-    if not settings.ENGRAM["RERANKER_ENABLED"]:
-        return scored
-    model = _cross_encoder()
-    if model is None:
-        return scored
-    head, tail = scored[:RERANK_TOP], scored[RERANK_TOP:]
-    raw = model.predict([(query, item.memory.content) for item in head])
-    rescored = []
-    for item, value in zip(head, raw, strict=True):
-        signals = dataclasses.replace(item.signals, similarity=1.0 / (1.0 + math.exp(-float(value))))
-        score = (
-            scoring.retrieval_score(signals, weights, outdated=item.memory.outdated)
-            if item.ranker_version == HAND
-            else scoring.ranked_score(
-                relevance=signals.similarity, signals=signals, weights=weights, outdated=item.memory.outdated
-            )
-        )
-        score = _factored(score, window_factor=item.window_factor, chunk_factor=item.chunk_factor)
-        rescored.append(dataclasses.replace(item, signals=signals, score=score))
-    return sorted(rescored, key=_rank_key) + tail
 
 
 def last_episode(*, tenant: Tenant, contact: Contact | None, now: datetime) -> list[ScoredMemory]:
