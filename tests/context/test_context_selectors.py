@@ -69,7 +69,7 @@ def test_get_context_reads_in_a_fixed_number_of_statements(api, tenant, monkeypa
     (Plus one UPDATE of the key's last_used_at at most once a minute: the key here was just used. Plus three
     that hold the request to its tenant under row-level security: `none` at the start, the key's tenant once
     authenticated, the reset at the end — apps/core/tenancy.py.)"""
-    from apps.memories.retrieval import search
+    from apps.memories.retrieval import query as retrieval_query
     from apps.tenants.models import ApiKey
 
     ApiKey.objects.filter(tenant=tenant).update(last_used_at=timezone.now())
@@ -83,7 +83,7 @@ def test_get_context_reads_in_a_fixed_number_of_statements(api, tenant, monkeypa
         body = api.get("/api/v1/context/wa:9", {"query": "tomato invoice"}).json()
     assert body["memories"]
     monkeypatch.setattr(lexicon, "LEXICON_FROM", 20)
-    monkeypatch.setattr(search, "LEXICON_FROM", 20)
+    monkeypatch.setattr(retrieval_query, "LEXICON_FROM", 20)
     lexicon.scope_lexicon_refresh(tenant_id=tenant.pk, contact_id=contact.pk)
     with django_assert_num_queries(5 + 3):
         assert api.get("/api/v1/context/wa:9", {"query": "piano lesson"}).json()["memories"]

@@ -15,8 +15,10 @@ from apps.core.embeddings import get_embedder
 from apps.core.redis import get_redis
 from apps.memories.models import Memory
 from apps.memories.retrieval import lexicon, search
+from apps.memories.retrieval import query as retrieval_query
 from apps.memories.retrieval.lexicon import lexicon_key, refresh_lock_key, scope_lexicon_refresh
-from apps.memories.retrieval.search import _query_terms, _Scope, _scope_stats, memory_search
+from apps.memories.retrieval.query import Scope, query_terms, scope_stats
+from apps.memories.retrieval.search import memory_search
 from tests.conftest import wait_until
 from tests.factories import ContactFactory, MemoryFactory
 
@@ -45,17 +47,17 @@ def contact(tenant):
 @pytest.fixture
 def small_lexicon_threshold(monkeypatch):
     monkeypatch.setattr(lexicon, "LEXICON_FROM", 20)
-    monkeypatch.setattr(search, "LEXICON_FROM", 20)
+    monkeypatch.setattr(retrieval_query, "LEXICON_FROM", 20)
 
 
 def test_lexicon_gives_the_same_frequencies_as_counting(tenant, contact, small_lexicon_threshold):
     bulk(tenant, contact, corpus(60))
     bulk(tenant, None, ["tomato at the brain level"] * 3)  # another scope: never counted here
-    scope = _Scope(tenant, contact, (), False)
-    lexemes = _query_terms(scope, "tomato piano ferry zebra").lexemes
-    counted = _scope_stats(scope, lexemes)  # no lexicon yet: counted in SQL
+    scope = Scope(tenant, contact, (), False)
+    lexemes = query_terms(scope, "tomato piano ferry zebra").lexemes
+    counted = scope_stats(scope, lexemes)  # no lexicon yet: counted in SQL
     assert scope_lexicon_refresh(tenant_id=tenant.pk, contact_id=contact.pk) == 60
-    from_lexicon = _scope_stats(scope, lexemes)
+    from_lexicon = scope_stats(scope, lexemes)
     assert from_lexicon.total == counted.total == 60
     assert from_lexicon.search_df == counted.search_df | {"zebra": 1}  # unseen word: counts as one
     assert counted.search_df["zebra"] == 0
@@ -90,8 +92,8 @@ def test_a_stale_lexicon_is_used_while_it_is_refreshed(tenant, contact, small_le
     meta["computed_at"] -= lexicon.LEXICON_MAX_AGE_SECONDS + 1
     get_redis().hset(key, "__meta", json.dumps(meta))
     bulk(tenant, contact, corpus(5))  # written since: the stale lexicon still says 30
-    scope = _Scope(tenant, contact, (), False)
-    stats = _scope_stats(scope, _query_terms(scope, "tomato").lexemes)
+    scope = Scope(tenant, contact, (), False)
+    stats = scope_stats(scope, query_terms(scope, "tomato").lexemes)
     assert stats.total == 30
     assert get_redis().llen("celery") == 1
 
@@ -198,8 +200,8 @@ def test_the_worker_builds_the_lexicon_a_search_asked_for(tenant, contact, celer
     meta = json.loads(get_redis().hget(key, "__meta"))
     assert meta["total"] == lexicon.LEXICON_FROM
     assert not get_redis().exists(refresh_lock_key(tenant_id=tenant.pk, contact_id=contact.pk))
-    scope = _Scope(tenant, contact, (), False)
-    stats = _scope_stats(scope, _query_terms(scope, "tomato").lexemes)
+    scope = Scope(tenant, contact, (), False)
+    stats = scope_stats(scope, query_terms(scope, "tomato").lexemes)
     assert stats.search_df["tomato"] == sum("tomato" in text for text in corpus(lexicon.LEXICON_FROM))
 
 

@@ -10,6 +10,7 @@ from django.utils import timezone
 from apps.memories import scoring
 from apps.memories.ingest.services import memory_add
 from apps.memories.models import Memory
+from apps.memories.retrieval import query as retrieval_query
 from apps.memories.retrieval import ranker as ranking
 from apps.memories.retrieval import rerank, search
 from apps.memories.retrieval.access import access_flush
@@ -351,7 +352,7 @@ def test_an_entity_linked_to_the_cap_is_ubiquitous_unless_the_search_is_restrict
     from apps.entities.models import Entity
     from apps.memories.models import MemoryEntity
 
-    monkeypatch.setattr(search, "UBIQUITY_LINK_CAP", 5)
+    monkeypatch.setattr(retrieval_query, "UBIQUITY_LINK_CAP", 5)
     MemoryFactory.bulk(
         tenant=tenant, contact=contact, contents=[f"{topic} ({index})" for index in range(3) for topic in GARDEN_TOPICS]
     )

@@ -2,9 +2,9 @@
 
 Three round trips, whatever the scope's size (docs/retrieval.md):
 
-1. `_query_terms` — one statement: the query's lexemes (PostgreSQL's own `english` parser and stemmer) and
+1. `query_terms` — one statement: the query's lexemes (PostgreSQL's own `english` parser and stemmer) and
    the scope's entities the query names, each with a capped count of its memory links.
-2. `_scope_stats` — document frequencies for BM25: the scope's lexicon in Redis (one HMGET), or counted
+2. `scope_stats` — document frequencies for BM25: the scope's lexicon in Redis (one HMGET), or counted
    exactly in SQL for a small scope.
 3. `_candidates` — one statement: candidates from three indexes, unioned so a keyword-only or entity-only
    hit is never dropped (pgvector HNSW top-N by cosine, full-text top-N over the query's selective lexemes,
@@ -26,9 +26,7 @@ entities of the memories a caller keeps come from `memory_entities`, one stateme
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -37,22 +35,23 @@ from typing import Any, Literal
 import numpy as np
 from django.db import connection
 from django.utils import timezone
-from django.utils.text import slugify
 
 from apps.contacts.models import Contact
 from apps.core.embeddings import cache_scope, get_embedder, vector_literal
 from apps.core.rows import bound_cursor
 from apps.core.timing import phase
 from apps.memories import scoring
-from apps.memories.models.memory import scope_token
 from apps.memories.retrieval import ranker as ranking
 from apps.memories.retrieval import relevance as relevance_rules
 from apps.memories.retrieval import vector_effort
-from apps.memories.retrieval.lexicon import (
-    LEXICON_FROM,
-    current_scope_sql,
-    scope_lexicon_get,
-    scope_lexicon_refresh_queue,
+from apps.memories.retrieval.query import (
+    Scope,
+    Stats,
+    discriminating,
+    query_terms,
+    quoted_lexemes,
+    scope_stats,
+    surface_names,
 )
 from apps.memories.retrieval.rerank import factored, rank_key, reranked
 from apps.memories.retrieval.signals import chunk_share, diversity, specificity, time_window
@@ -69,16 +68,6 @@ ENTITY_CANDIDATES = 50
 # candidate statement p50 12.5 -> 9.0 ms, p95 19.3 -> 13.6 ms; LoCoMo R@10 0.7996 -> 0.7997 (the same
 # ingested conversations re-asked; 500 gives 0.7996). Earlier 1,500 -> 1,000 had cut p95 36 -> 25 ms.
 KEYWORD_ROW_BUDGET = 300
-# An entity named in the query that is linked to more than a quarter of a scope of 40+ memories, or to
-# UBIQUITY_LINK_CAP of them (where counting stops), is ignored like a stop word: the contact's own name, the
-# two speakers of a long chat, a friend named in hundreds of memories. The cap bounds the heap visits of the
-# link count and of the entity source (top 50 by importance of all linked memories). 300 against 2,000, one
-# A/B run at 100k (entities linked as ingest links them): GET /context p50 27.1 -> 20.3 ms, p95 34.0 -> 25.0
-# ms. LoCoMo cannot change: its scopes hold < 1,200 memories, where 300 links are over a quarter anyway.
-UBIQUITOUS_ENTITY_SHARE = 0.25
-UBIQUITY_MIN_SCOPE = 40
-UBIQUITY_LINK_CAP = 300
-
 BM25_K1 = 1.2
 BM25_B = 0.75
 
@@ -118,169 +107,10 @@ def ranker_for(*, tenant: Tenant, is_tenant_scope: bool) -> ranking.Ranker | Non
     return ranking.active()
 
 
-_WORD = re.compile(r"[\w'-]+", re.UNICODE)
-
-
-def query_slugs(query: str) -> set[str]:
-    """Slugs an entity named in the query could have: every word and every pair of adjacent words."""
-    words = [re.sub(r"['’]s$", "", word).strip("'-") for word in _WORD.findall(query.replace("’", "'"))]
-    words = [word for word in words if len(word) > 1]
-    slugs = {slugify(word) for word in words}
-    slugs |= {slugify(f"{first} {second}") for first, second in itertools.pairwise(words)}
-    return {slug for slug in slugs if slug}
-
-
 idf = specificity.idf  # BM25's inverse document frequency, shared with the entity specificity
 
 
-@dataclass(frozen=True)
-class _Scope:
-    tenant: Tenant
-    contact: Contact | None
-    memory_types: tuple[str, ...]
-    include_compressed: bool
-    key_prefix: str | None = None  # None: every memory; a string: only keyed records whose key starts with it
-
-    @property
-    def contact_id(self) -> Any | None:
-        return self.contact.pk if self.contact is not None else None
-
-    def sql(self, alias: str = "m", *, owner: bool = True) -> tuple[str, dict[str, Any]]:
-        """The scope as SQL with named parameters (one set of values however often a statement repeats it);
-        `owner=False` for a statement whose full-text match names the scope itself (`matching`)."""
-        sql, params = current_scope_sql(tenant_id=self.tenant.pk, contact_id=self.contact_id, alias=alias, owner=owner)
-        if not self.include_compressed:
-            sql += f" AND NOT {alias}.is_compressed"
-        if self.memory_types:
-            sql += f" AND {alias}.memory_type = ANY(%(scope_types)s)"
-            params["scope_types"] = list(self.memory_types)
-        if self.key_prefix is not None:
-            sql += f" AND {alias}.key <> '' AND starts_with({alias}.key, %(scope_key_prefix)s)"
-            params["scope_key_prefix"] = self.key_prefix
-        params["scope_token"] = scope_token(tenant_id=self.tenant.pk, contact_id=self.contact_id)
-        return sql, params
-
-    def matching(self, tsquery: str) -> str:
-        """Memory `m` belongs to this scope and its words match `tsquery` (SQL of a tsquery): one scan of the
-        scoped full-text index, the scope's own token (`%(scope_token)s`, in `sql()`'s parameters) AND-ed
-        with the words."""
-        return f"m.scoped_search_vector @@ (%(scope_token)s::tsquery && {tsquery})"
-
-
-@dataclass(frozen=True)
-class _Stats:
-    total: int
-    average_search_length: float
-    average_context_length: float
-    search_df: dict[str, int]
-    context_df: dict[str, int]
-
-
-@dataclass(frozen=True)
-class _NamedEntity:
-    entity: EntityRef
-    linked: int  # memory links (to the scope's memories of the searched types), counted up to UBIQUITY_LINK_CAP
-    is_speaker: bool = False  # a speaker of the scope's conversations (ingest marks their entity)
-    aliases: tuple[str, ...] = ()  # the other names it goes by (slugs), one of which the query may use
-
-
-@dataclass(frozen=True)
-class _Terms:
-    lexemes: list[str]
-    named: list[_NamedEntity]
-
-
-def _query_terms(scope: _Scope, query: str) -> _Terms:
-    """The query's lexemes and the scope's entities it names (every word and word pair is a possible slug),
-    each with its memory links counted up to UBIQUITY_LINK_CAP: one statement. The links are counted from
-    the (entity, memory) index alone, superseded or deleted memories included: checking each linked memory
-    is current was a heap visit per link (query terms 2.3 -> 0.9 ms p50 at 100k, same A/B run)."""
-    scope_sql, params = scope.sql()
-    contact_clause = "e.contact_id = %(scope_contact)s" if scope.contact is not None else "e.contact_id IS NULL"
-    # a search restricted to some memory types counts only the links to those (a few facts among hundreds
-    # of episodes must not make an entity look ubiquitous): the exact count, a heap visit per link
-    current = (
-        f"JOIN memories_memory m ON m.id = me.memory_id WHERE {scope_sql} AND "
-        if scope.memory_types or scope.key_prefix is not None
-        else "WHERE "
-    )
-    with bound_cursor() as cursor:
-        cursor.execute(
-            "SELECT q.lexemes, e.id, e.entity_type, e.slug, e.linked, e.is_speaker, e.aliases "
-            "FROM (SELECT coalesce(array_agg(lexeme), '{}') AS lexemes "
-            "      FROM unnest(to_tsvector('english', %(query)s))) q "
-            "LEFT JOIN LATERAL (SELECT e.id, e.entity_type, e.slug, "
-            "  (SELECT count(*) FROM (SELECT 1 FROM memories_memoryentity me "
-            f"     {current}me.entity_id = e.id LIMIT %(link_cap)s) l) AS linked, "
-            "  coalesce(e.metadata->>'role', '') = 'speaker' AS is_speaker, e.aliases "
-            f"  FROM entities_entity e WHERE e.tenant_id = %(scope_tenant)s AND {contact_clause} "
-            "   AND (e.slug = ANY(%(slugs)s) OR e.aliases && %(slugs)s::varchar[])) e ON true",
-            {**params, "query": query, "link_cap": UBIQUITY_LINK_CAP, "slugs": sorted(query_slugs(query))},
-        )
-        rows = cursor.fetchall()
-    lexemes = [lexeme for lexeme in (rows[0][0] if rows else []) if lexeme]
-    named = [
-        _NamedEntity(
-            EntityRef(id=row[1], entity_type=row[2], slug=row[3]),
-            linked=int(row[4]),
-            is_speaker=bool(row[5]),
-            aliases=tuple(row[6] or ()),
-        )
-        for row in rows
-        if row[1] is not None
-    ]
-    return _Terms(lexemes=lexemes, named=named)
-
-
-def _quoted(lexemes: Sequence[str]) -> list[str]:
-    # lexemes come from to_tsvector: quote each so ':' or '&' inside can never change the query
-    return ["'" + lexeme.replace("'", "''") + "'" for lexeme in lexemes]
-
-
-def _scope_stats(scope: _Scope, lexemes: list[str]) -> _Stats:
-    """Scope size, average tsvector lengths and the document frequency of each query lexeme: from the
-    scope's lexicon when a worker has built one (retrieval.lexicon), else counted in one SQL statement."""
-    lexicon = scope_lexicon_get(tenant_id=scope.tenant.pk, contact_id=scope.contact_id, lexemes=lexemes)
-    if lexicon is not None:
-        return _Stats(
-            total=lexicon.total,
-            average_search_length=lexicon.average_search_length,
-            average_context_length=lexicon.average_context_length,
-            search_df=lexicon.search_df,
-            context_df=lexicon.context_df,
-        )
-    # one scan of the scope (already needed for its size and average lengths) counts every lexeme too: a
-    # plain aggregate, cheap to plan, where a GIN count per lexeme cost ~1 ms of planning alone
-    scope_sql, params = scope.sql()
-    params |= {f"lexeme_{index}": lexeme for index, lexeme in enumerate(_quoted(lexemes))}
-    filters = [
-        f"count(*) FILTER (WHERE m.{column} @@ %(lexeme_{index})s::tsquery)"
-        for column in ("search_vector", "context_vector")
-        for index in range(len(lexemes))
-    ]
-    with bound_cursor() as cursor:
-        cursor.execute(
-            "SELECT count(*), coalesce(avg(length(m.search_vector)), 0), coalesce(avg(length(m.context_vector)), 0)"
-            + "".join(f", {count}" for count in filters)
-            + f" FROM memories_memory m WHERE {scope_sql}",
-            params,
-        )
-        row = cursor.fetchone()
-    assert row is not None
-    total = int(row[0])
-    if total >= LEXICON_FROM:  # large enough to be worth a lexicon: a worker builds it for the next searches
-        scope_lexicon_refresh_queue(tenant_id=scope.tenant.pk, contact_id=scope.contact_id)
-    counts = [int(value) for value in row[3:]]
-    return _Stats(
-        total=total,
-        average_search_length=float(row[1]),
-        average_context_length=float(row[2]),
-        search_df=dict(zip(lexemes, counts[: len(lexemes)], strict=True)),
-        context_df=dict(zip(lexemes, counts[len(lexemes) :], strict=True)),
-    )
-
-
-def _selective(lexemes: list[str], stats: _Stats) -> list[str]:
+def _selective(lexemes: list[str], stats: Stats) -> list[str]:
     """The lexemes the keyword source searches: the rarest, taken while together they match at most
     KEYWORD_ROW_BUDGET memories — a word in thousands of memories would drag them all through ranking and
     tells little (it still counts in BM25 for the candidates the other sources find)."""
@@ -295,18 +125,6 @@ def _selective(lexemes: list[str], stats: _Stats) -> list[str]:
         selective.append(lexeme)
         matched += frequency
     return selective
-
-
-def _discriminating(named: list[_NamedEntity], *, total: int) -> list[EntityRef]:
-    """Entities named in the query, minus the ubiquitous ones: like stop words, they match everything and
-    tell nothing about this question."""
-    if total < UBIQUITY_MIN_SCOPE:
-        return [item.entity for item in named]
-    return [
-        item.entity
-        for item in named
-        if item.linked <= UBIQUITOUS_ENTITY_SHARE * total and item.linked < UBIQUITY_LINK_CAP
-    ]
 
 
 # The turn just before / after candidate c in its conversation, through memory_session_turn_idx, in ledger
@@ -377,11 +195,11 @@ class _Candidate:
 
 
 def _candidates(
-    scope: _Scope,
+    scope: Scope,
     *,
     vector: np.ndarray,
     lexemes: list[str],
-    stats: _Stats,
+    stats: Stats,
     entities: list[EntityRef],
     now: datetime,
     windows: Sequence[time_window.TimeWindow] = (),
@@ -412,11 +230,11 @@ def _candidates(
         # UUID, before: LoCoMo R@10 0.7988 -> 0.8000 on the same ingest, both halves up; the keyword source
         # +0.2 ms p50 on LoCoMo contacts, +0.01 ms at 100k where few memories match)
         terms = []
-        for index, (quoted, weight) in enumerate(zip(_quoted(lexemes), params["search_idfs"], strict=True)):
+        for index, (quoted, weight) in enumerate(zip(quoted_lexemes(lexemes), params["search_idfs"], strict=True)):
             params[f"term_{index}"] = quoted
             params[f"term_idf_{index}"] = weight
             terms.append(f"(m.search_vector @@ %(term_{index})s::tsquery)::int * %(term_idf_{index})s")
-        params |= {"keyword_query": " | ".join(_quoted(selective)), "keyword_limit": KEYWORD_CANDIDATES}
+        params |= {"keyword_query": " | ".join(quoted_lexemes(selective)), "keyword_limit": KEYWORD_CANDIDATES}
         unowned_sql, _ = scope.sql(owner=False)
         ctes.append(
             f"keyword AS (SELECT m.id FROM memories_memory m WHERE {unowned_sql} "
@@ -552,27 +370,27 @@ def memory_search(
     weights = weights_for(tenant=tenant, is_tenant_scope=contact is None)
     fitted = ranker_for(tenant=tenant, is_tenant_scope=contact is None) if ranker is None else ranker
     if not query.strip():
-        scope = _Scope(tenant, contact, tuple(memory_types), include_compressed, key_prefix)
+        scope = Scope(tenant, contact, tuple(memory_types), include_compressed, key_prefix)
         return _without_query(scope=scope, weights=weights, top_k=top_k, now=now)
     # A query searches compressed episodes too. Compression (lifecycle/compression.py) sums old sessions and
     # themes up in summaries and patterns, which replace the episodes where no query asks for them (a
     # context without one, the stage's listing); but "what did she do on 8 May?" is answered by the episode,
     # not by a three-sentence summary of the month. Excluded, as the seed spec had it, every question about
     # a session older than the newest ten failed: LoCoMo R@10 0.81 -> 0.09 once the 6-hourly job had run.
-    scope = _Scope(tenant, contact, tuple(memory_types), include_compressed=True, key_prefix=key_prefix)
-    terms = _query_terms(scope, query)
+    scope = Scope(tenant, contact, tuple(memory_types), include_compressed=True, key_prefix=key_prefix)
+    terms = query_terms(scope, query)
     speakers = {item.entity.slug: item for item in terms.named if item.is_speaker}
     # a question about one speaker is embedded as they would say it: "What did Caroline paint?" is closest
     # to her "I painted a sunrise", not to every turn that greets her by name (signals/speaker.py)
     perspective = (
-        speaker_signal.perspective(query, names=_surface_names(query, next(iter(speakers.values()))))
+        speaker_signal.perspective(query, names=surface_names(query, next(iter(speakers.values()))))
         if len(speakers) == 1
         else query
     )
     vector = query_vector if query_vector is not None else embed_query(perspective, tenant=tenant, contact=contact)
     windows = time_window.windows(query, reference=reference_time)
-    stats = _scope_stats(scope, terms.lexemes)
-    query_entities = _discriminating(terms.named, total=stats.total)
+    stats = scope_stats(scope, terms.lexemes)
+    query_entities = discriminating(terms.named, total=stats.total)
     candidates = _candidates(
         scope,
         vector=vector,
@@ -707,12 +525,6 @@ def memory_search(
     )
 
 
-def _surface_names(query: str, named: _NamedEntity) -> list[str]:
-    """The words of `query` that name the entity: its slug or one of its aliases."""
-    names = {named.entity.slug, *named.aliases}
-    return [word for word in _WORD.findall(query.replace("’", "'")) if slugify(re.sub(r"['’]s$", "", word)) in names]
-
-
 def memory_entities(*, memory_ids: Sequence[Any]) -> dict[Any, list[EntityRef]]:
     """The entities linked to each of `memory_ids` (ids the caller's scoped search returned), one statement."""
     linked: dict[Any, list[EntityRef]] = {memory_id: [] for memory_id in memory_ids}
@@ -741,7 +553,7 @@ def memory_entities(*, memory_ids: Sequence[Any]) -> dict[Any, list[EntityRef]]:
 def last_episode(*, tenant: Tenant, contact: Contact | None, now: datetime) -> list[ScoredMemory]:
     """The scope's most recent current episode (what the contact last talked about), one statement through
     memory_scope_type_idx; [] when there is none."""
-    scope_sql, params = _Scope(tenant, contact, (scoring.EPISODE,), False).sql()
+    scope_sql, params = Scope(tenant, contact, (scoring.EPISODE,), False).sql()
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT {_MEMORY_COLUMNS} FROM memories_memory m WHERE {scope_sql} "
@@ -755,7 +567,7 @@ def last_episode(*, tenant: Tenant, contact: Contact | None, now: datetime) -> l
     return [ScoredMemory(memory=_retrieved(row), score=0.0, signals=signals, cosine=0.0, bm25=0.0, found_by=("last",))]
 
 
-def _without_query(*, scope: _Scope, weights: scoring.Weights, top_k: int, now: datetime) -> SearchResult:
+def _without_query(*, scope: Scope, weights: scoring.Weights, top_k: int, now: datetime) -> SearchResult:
     """No query (a first message, a context preview without text): rank by importance, recency and use."""
     scope_sql, params = scope.sql()
     with connection.cursor() as cursor:

@@ -24,7 +24,7 @@ from django.db import connection
 
 
 def large_scope() -> int:
-    """Memories in a scope (the search's own count: _scope_stats' total) from which it searches wider."""
+    """Memories in a scope (the search's own count: query.scope_stats' total) from which it searches wider."""
     return int(settings.ENGRAM["VECTOR_LARGE_SCOPE"])
 
 
