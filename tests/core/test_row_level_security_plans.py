@@ -19,7 +19,7 @@ from django.db import connection
 from apps.core.tenancy import tenant_scope
 from apps.entities.models import Entity
 from apps.memories.models import MemoryEntity
-from apps.memories.retrieval import search
+from apps.memories.retrieval import candidates, search
 from apps.memories.retrieval.search import memory_search
 from tests.factories import ContactFactory, MemoryFactory, TenantFactory
 
@@ -177,7 +177,7 @@ def test_a_crowded_window_is_read_up_to_its_budget_latest_first(searched_contact
     closest in meaning of those. Here 800 memories in the window against a budget of 20 (the shipped 400 against
     ~2,000 at 1M plans the same way; with 800 rows and 400 a bitmap scan of the window is cheaper and taken).
     Planted: the window read whole (no LIMIT) fails."""
-    monkeypatch.setattr(search, "TIME_ROW_BUDGET", 20)
+    monkeypatch.setattr(candidates, "TIME_ROW_BUDGET", 20)
     contact = searched_contact
     day = datetime(2023, 5, 8, tzinfo=UTC)
     with connection.cursor() as cursor:  # 800 of the scope's 2,000 memories said on 8 May 2023 (a minute apart),

@@ -14,7 +14,7 @@ from django.utils import timezone
 from apps.core.embeddings import get_embedder
 from apps.core.redis import get_redis
 from apps.memories.models import Memory
-from apps.memories.retrieval import lexicon, search
+from apps.memories.retrieval import candidates, lexicon
 from apps.memories.retrieval import query as retrieval_query
 from apps.memories.retrieval.lexicon import lexicon_key, refresh_lock_key, scope_lexicon_refresh
 from apps.memories.retrieval.query import Scope, query_terms, scope_stats
@@ -101,11 +101,11 @@ def test_a_stale_lexicon_is_used_while_it_is_refreshed(tenant, contact, small_le
 def test_keyword_candidates_skip_words_beyond_the_row_budget(tenant, contact, monkeypatch):
     bulk(tenant, contact, [f"weekly garden report {index}" for index in range(40)])
     (rare,) = bulk(tenant, contact, ["the harbour ferry was late"])
-    monkeypatch.setattr(search, "VECTOR_CANDIDATES", 0)
-    monkeypatch.setattr(search, "KEYWORD_ROW_BUDGET", 10)
+    monkeypatch.setattr(candidates, "VECTOR_CANDIDATES", 0)
+    monkeypatch.setattr(candidates, "KEYWORD_ROW_BUDGET", 10)
     result = memory_search(tenant=tenant, contact=contact, query="garden harbour", top_k=50)
     assert [item.memory.pk for item in result.results] == [rare.pk]  # 'garden' (40 rows) selects nothing
-    monkeypatch.setattr(search, "KEYWORD_ROW_BUDGET", 100)
+    monkeypatch.setattr(candidates, "KEYWORD_ROW_BUDGET", 100)
     result = memory_search(tenant=tenant, contact=contact, query="garden harbour", top_k=50)
     assert len(result.results) == 41
 
@@ -129,7 +129,7 @@ def test_neighbour_turns_come_from_the_same_conversation_only(api, tenant, monke
     episodes = {m.source_message_ids[0]: m for m in Memory.objects.filter(tenant=tenant, memory_type="episode")}
     episodes["a3"].deleted_at = timezone.now()
     episodes["a3"].save(update_fields=["deleted_at"])
-    monkeypatch.setattr(search, "VECTOR_CANDIDATES", 0)
+    monkeypatch.setattr(candidates, "VECTOR_CANDIDATES", 0)
     contact = episodes["a1"].contact
     result = memory_search(tenant=tenant, contact=contact, query="ferry cancelled", top_k=20)
     found = {
@@ -208,8 +208,8 @@ def test_the_worker_builds_the_lexicon_a_search_asked_for(tenant, contact, celer
 def test_keyword_candidates_are_ranked_by_the_idf_of_the_words_they_hold(tenant, contact, monkeypatch):
     bulk(tenant, contact, [f"Melanie said the weather was fine on day {index}" for index in range(12)])
     (rare,) = bulk(tenant, contact, ["the kiln cracked"])
-    monkeypatch.setattr(search, "VECTOR_CANDIDATES", 0)
-    monkeypatch.setattr(search, "KEYWORD_CANDIDATES", 1)
+    monkeypatch.setattr(candidates, "VECTOR_CANDIDATES", 0)
+    monkeypatch.setattr(candidates, "KEYWORD_CANDIDATES", 1)
     result = memory_search(tenant=tenant, contact=contact, query="Did Melanie say the kiln cracked?", top_k=5)
     # 'melani' and 'said' are in twelve memories, 'kiln' and 'crack' in one: the rare words win the one slot
     assert [item.memory.pk for item in result.results if "keyword" in item.found_by] == [rare.pk]
@@ -225,7 +225,7 @@ def test_keyword_candidates_come_from_the_scope_asked_only(tenant, other_tenant,
     bulk(tenant, other_contact, ["a zeppelin over the harbour"])
     bulk(other_tenant, foreign_contact, ["zeppelin ride voucher"])
     bulk(other_tenant, None, ["zeppelin souvenir shop"])
-    monkeypatch.setattr(search, "VECTOR_CANDIDATES", 0)
+    monkeypatch.setattr(candidates, "VECTOR_CANDIDATES", 0)
     found = memory_search(tenant=tenant, contact=contact, query="zeppelin", top_k=50).results
     assert [(item.memory.pk, item.found_by) for item in found] == [(own.pk, ("keyword",))]
     found = memory_search(tenant=tenant, contact=None, query="zeppelin", top_k=50).results
@@ -240,7 +240,7 @@ def test_keyword_candidates_holding_the_same_words_go_closest_in_meaning_first(t
     far, near = bulk(tenant, contact, list(texts.values()))
     Memory.objects.filter(pk=far.pk).update(id=uuid.UUID(int=0), embedding=vectors["far"].tolist())
     Memory.objects.filter(pk=near.pk).update(embedding=vectors["near"].tolist())
-    monkeypatch.setattr(search, "VECTOR_CANDIDATES", 0)
-    monkeypatch.setattr(search, "KEYWORD_CANDIDATES", 1)
+    monkeypatch.setattr(candidates, "VECTOR_CANDIDATES", 0)
+    monkeypatch.setattr(candidates, "KEYWORD_CANDIDATES", 1)
     result = memory_search(tenant=tenant, contact=contact, query="Tell me about the kiln and my ceramics", top_k=5)
     assert [item.memory.pk for item in result.results if "keyword" in item.found_by] == [near.pk]

@@ -146,9 +146,9 @@ def test_neighbour_turns_follow_arrival_order_when_times_tie(api, tenant, monkey
     whole session, they are the turns before and after it in the ledger (arrival), not any turn of the same
     time."""
     from apps.contacts.models import Contact
-    from apps.memories.retrieval import search
+    from apps.memories.retrieval import candidates, search
 
-    monkeypatch.setattr(search, "VECTOR_CANDIDATES", 0)  # candidates from the keyword source only
+    monkeypatch.setattr(candidates, "VECTOR_CANDIDATES", 0)  # candidates from the keyword source only
     _ingest(api, "tied", tied=True)
     contact = Contact.objects.get(tenant=tenant, external_id="tied")
     result = search.memory_search(tenant=tenant, contact=contact, query="Gertrude", top_k=10)

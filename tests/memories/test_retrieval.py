@@ -10,9 +10,9 @@ from django.utils import timezone
 from apps.memories import scoring
 from apps.memories.ingest.services import memory_add
 from apps.memories.models import Memory
+from apps.memories.retrieval import candidates, rerank, search
 from apps.memories.retrieval import query as retrieval_query
 from apps.memories.retrieval import ranker as ranking
-from apps.memories.retrieval import rerank, search
 from apps.memories.retrieval.access import access_flush
 from apps.memories.retrieval.search import memory_search
 from apps.memories.retrieval.signals import specificity
@@ -35,7 +35,7 @@ def contact(tenant):
 @pytest.fixture
 def single_source(monkeypatch):
     """Shrink the vector candidate list to one so each source's own hits can be told apart."""
-    monkeypatch.setattr(search, "VECTOR_CANDIDATES", 1)
+    monkeypatch.setattr(candidates, "VECTOR_CANDIDATES", 1)
 
 
 def test_keyword_only_hit_is_not_dropped(tenant, contact, single_source):

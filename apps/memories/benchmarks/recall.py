@@ -2,7 +2,7 @@
 `hnsw.ef_search`, and whether a search scoped to one contact returns only that contact's memories and the same
 top results as an exact search of the same scope.
 
-The approximate statement is the search's own vector source (apps/memories/retrieval/search.py: the scope's
+The approximate statement is the search's own vector source (apps/memories/retrieval/candidates.py: the scope's
 current memories, `ORDER BY embedding <=> q LIMIT n`, under the ef_search the search uses for a scope of that
 size (retrieval/vector_effort.py: the connection's, or more for a large scope) unless the caller set one, and the
 connection's iterative-scan setting, bound to the tenant as a request is). The exact one orders by the same
