@@ -1,2 +1,3 @@
-"""Retrieval: the read path. Hybrid search (`search`), its pure relevance and overlap rules, the per-scope
-lexicon, access statistics, and the search and context APIs."""
+"""Retrieval: the read path. Hybrid search (`search`, the assembly of `query`, `candidates` and `rerank`; `types`
+what it hands out), its pure relevance, ranker, signal and overlap rules, the per-scope lexicon, access
+statistics, and the search and context APIs."""
