@@ -206,13 +206,19 @@ def test_the_worker_builds_the_lexicon_a_search_asked_for(tenant, contact, celer
 
 
 def test_keyword_candidates_are_ranked_by_the_idf_of_the_words_they_hold(tenant, contact, monkeypatch):
-    bulk(tenant, contact, [f"Melanie said the weather was fine on day {index}" for index in range(12)])
-    (rare,) = bulk(tenant, contact, ["the kiln cracked"])
-    monkeypatch.setattr(candidates, "VECTOR_CANDIDATES", 0)
+    """The one keyword slot goes to the memory holding the rarest query word, not to the ones holding the most
+    query words (ts_rank_cd, a plain count), the closest in meaning or the smallest id: the rare memory holds one
+    query word against the others' two, is the farthest from the query and has the largest id. The other
+    sources stay on: only the keyword source's own pick (found_by) is asserted, over every candidate."""
+    query = "Did Melanie say the kiln cracked?"
+    bulk(tenant, contact, [f"Melanie says the weather was fine on day {index}" for index in range(12)])
+    (rare,) = bulk(tenant, contact, ["the old kiln at the school"])
+    rare_id, opposite = uuid.UUID(int=2**128 - 1), -get_embedder().embed_batch([query])[0]
+    Memory.objects.filter(pk=rare.pk).update(id=rare_id, embedding=opposite.tolist())
     monkeypatch.setattr(candidates, "KEYWORD_CANDIDATES", 1)
-    result = memory_search(tenant=tenant, contact=contact, query="Did Melanie say the kiln cracked?", top_k=5)
-    # 'melani' and 'said' are in twelve memories, 'kiln' and 'crack' in one: the rare words win the one slot
-    assert [item.memory.pk for item in result.results if "keyword" in item.found_by] == [rare.pk]
+    result = memory_search(tenant=tenant, contact=contact, query=query, top_k=50)
+    # 'melani' and 'say' are in twelve memories, 'kiln' in one: the rare word wins the one slot over two common ones
+    assert [item.memory.pk for item in result.results if "keyword" in item.found_by] == [rare_id]
 
 
 def test_keyword_candidates_come_from_the_scope_asked_only(tenant, other_tenant, contact, monkeypatch):
@@ -240,7 +246,7 @@ def test_keyword_candidates_holding_the_same_words_go_closest_in_meaning_first(t
     far, near = bulk(tenant, contact, list(texts.values()))
     Memory.objects.filter(pk=far.pk).update(id=uuid.UUID(int=0), embedding=vectors["far"].tolist())
     Memory.objects.filter(pk=near.pk).update(embedding=vectors["near"].tolist())
-    monkeypatch.setattr(candidates, "VECTOR_CANDIDATES", 0)
+    # the other sources stay on: only the keyword source's own pick (found_by) is asserted
     monkeypatch.setattr(candidates, "KEYWORD_CANDIDATES", 1)
     result = memory_search(tenant=tenant, contact=contact, query="Tell me about the kiln and my ceramics", top_k=5)
     assert [item.memory.pk for item in result.results if "keyword" in item.found_by] == [near.pk]
