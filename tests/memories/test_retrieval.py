@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from django.utils import timezone
 
+from apps.core.embeddings import get_embedder
 from apps.memories import scoring
 from apps.memories.ingest.services import memory_add
 from apps.memories.models import Memory
@@ -61,13 +62,16 @@ def test_entity_only_hit_is_not_dropped(tenant, contact, single_source, api):
         format="json",
     )
     episode = Memory.objects.get(tenant=tenant, memory_type="episode")
-    Memory.objects.filter(pk=episode.pk).update(content="chewed the sofa cushions yesterday")
+    # only its entity link names Bruno now, not its words or its meaning: the vector source's one slot goes to
+    # the extracted fact 'Has a dog named Bruno' (single_source), so the episode is an entity-only hit
+    content = "chewed the sofa cushions yesterday"
+    embedding = get_embedder().embed_batch([content])[0].tolist()
+    Memory.objects.filter(pk=episode.pk).update(content=content, embedding=embedding)
     add(tenant, contact, "Thinks the weather is nice")
     result = memory_search(tenant=tenant, contact=contact, query="what about bruno's health?", top_k=10)
     by_id = {item.memory.pk: item for item in result.results}
     assert episode.pk in by_id
-    assert "entity" in by_id[episode.pk].found_by
-    assert "keyword" not in by_id[episode.pk].found_by
+    assert by_id[episode.pk].found_by == ("entity",)  # found by no other source: the hit the union must keep
     # weighted by how rare the entity is in this tiny scope (on 2 of its 3 memories)
     hit = by_id[episode.pk]
     assert hit.signals.entity_match == hit.entity_weights[0] == specificity.weight(linked=2, total=3)
