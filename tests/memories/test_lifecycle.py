@@ -11,7 +11,7 @@ from apps.core.redis import get_redis
 from apps.entities.models import Entity
 from apps.memories.dispatch import consolidation_schedule
 from apps.memories.ingest.services import IngestItem, ingest_messages
-from apps.memories.lifecycle import compression, periodic_steps
+from apps.memories.lifecycle import compression, deferred, periodic_steps
 from apps.memories.lifecycle.deferred import conversation_consolidate, near_duplicates_merge
 from apps.memories.lifecycle.session_flush import idle_conversations_flush
 from apps.memories.models import ConsolidationRun, Memory, MemoryEntity, MemoryRevision
@@ -314,6 +314,41 @@ def test_near_duplicates_merge_keeps_the_more_specific(tenant, contact):
     assert {vague.pk, specific.pk} == {survivor.pk, absorbed.pk}
     assert survivor.revisions.filter(action="merged").exists()
     assert absorbed.revisions.filter(action="merged", related_memory=survivor).exists()
+
+
+@pytest.mark.parametrize("session_id", [None, "chat-2"])
+def test_nearest_pairs_exact_and_indexed_agree(tenant, contact, monkeypatch, session_id):
+    """A scope of up to EXACT_SCOPE_LIMIT memories is paired by one matrix product, a larger one by an HNSW probe
+    per memory: the same pairs, in the same order, for the whole scope or one conversation's memories."""
+    texts = [
+        "Likes spicy food",
+        "Likes spicy food a lot",
+        "Has a dog called Bruno",
+        "Walks Bruno every morning",
+        "Works as a nurse in Lyon",
+        "Is learning the violin",
+        "Prefers tea over coffee",
+        "Prefers green tea in the morning",
+    ]
+    for index, text in enumerate(texts):
+        memory_type = "preference" if text.startswith(("Likes", "Prefers")) else "fact"
+        make(tenant, contact, text, memory_type, source_session_id=f"chat-{index % 3}")
+    # superseded: no one's neighbour
+    make(tenant, contact, "Prefers tea over coffee", "preference", source_session_id="chat-2", valid_to=T0)
+    other = ContactFactory(tenant=tenant, external_id="lena")
+    make(tenant, other, "Likes spicy food a lot", "preference", source_session_id="chat-2")  # another scope
+
+    exact = deferred.nearest_pairs(tenant=tenant, contact=contact, session_id=session_id)
+    monkeypatch.setattr(deferred, "EXACT_SCOPE_LIMIT", 0)
+    indexed = deferred.nearest_pairs(tenant=tenant, contact=contact, session_id=session_id)
+    assert [(memory, neighbour) for memory, neighbour, _ in exact] == [
+        (memory, neighbour) for memory, neighbour, _ in indexed
+    ]
+    assert [value for _, _, value in exact] == pytest.approx([value for _, _, value in indexed], abs=1e-6)
+    current = Memory.objects.filter(contact=contact, valid_to__isnull=True)
+    asked = current if session_id is None else current.filter(source_session_id=session_id)
+    assert {memory for memory, _, _ in exact} == set(asked.values_list("pk", flat=True))
+    assert {neighbour for _, neighbour, _ in exact} <= set(current.values_list("pk", flat=True))
 
 
 def test_deferred_consolidation_links_entities_and_boosts_outcomes(tenant):

@@ -20,10 +20,12 @@ from django.utils import timezone
 from apps.contacts.models import Contact
 from apps.conversations.models import Conversation, Message
 from apps.conversations.sessions import SEPARATOR, later_sessions_pattern
+from apps.core.vectors import vector_from_send
 from apps.entities.services import entity_upsert_many
 from apps.memories import scoring
 from apps.memories.extraction import extract
 from apps.memories.ingest.services import event_extract, events_state_update, is_user_turn
+from apps.memories.lifecycle import nearest
 from apps.memories.lifecycle.runs import run_logged
 from apps.memories.models import ConsolidationRun, ContextEvent, Memory, MemoryEntity, MemoryRevision
 from apps.memories.store.merging import memory_merge
@@ -70,7 +72,10 @@ def pending_events_extract(*, limit: int = 500) -> int:
 
 # Each memory of the scope (or of one conversation) with its nearest current neighbour of the same type, in
 # one statement: an HNSW probe per memory (the scope's filters ride the iterative index scan), not a query
-# per memory (3–6 s for a LoCoMo session before).
+# per memory (3–6 s for a LoCoMo session before). For a scope of up to EXACT_SCOPE_LIMIT memories the pairs are
+# computed exactly instead (lifecycle/nearest.py): a probe costs ~8–10 ms in a table shared with other tenants,
+# so a conversation of a few hundred chunks of long messages took 12 s of the worker; the matrix product takes
+# milliseconds (docs/benchmarks.md, "Session 23").
 _NEAREST_SQL = """
 SELECT m.id, n.id, 1 - (m.embedding <=> n.embedding)
 FROM memories_memory m
@@ -84,20 +89,56 @@ WHERE m.tenant_id = %s AND {contact} AND m.valid_to IS NULL AND m.deleted_at IS 
   AND m.embedding IS NOT NULL {session}
 ORDER BY m.created_at, m.id
 """
+# the memories a nearest neighbour may be (the scope, current, with an embedding), in the order pairs are made
+_SCOPE_ROWS_WHERE = (
+    "m.tenant_id = %s AND {contact} AND m.valid_to IS NULL AND m.deleted_at IS NULL AND NOT m.is_compressed "
+    "AND m.embedding IS NOT NULL"
+)
+EXACT_SCOPE_LIMIT = 5000
+
+
+def nearest_pairs(
+    *, tenant: Tenant, contact: Contact | None, session_id: str | None = None
+) -> list[tuple[Any, Any, float]]:
+    """(memory id, its nearest current memory of the same type and scope, their cosine similarity) for each
+    memory of the scope — or of conversation `session_id` — in creation order: exactly (one fetch of the
+    scope's embeddings, lifecycle/nearest.py) for a scope of up to EXACT_SCOPE_LIMIT memories, else one HNSW
+    probe per memory."""
+    contact_sql = "m.contact_id = %s" if contact is not None else "m.contact_id IS NULL"
+    scope_params: list[Any] = [tenant.pk, *([contact.pk] if contact is not None else [])]
+    session_sql, session_params = "", []
+    if session_id is not None:  # the conversation's sessions: its id, then <id>/<n> (apps/conversations/sessions.py)
+        session_sql = "(m.source_session_id = %s OR m.source_session_id LIKE %s)"
+        session_params = [session_id, later_sessions_pattern(session_id)]
+    where = _SCOPE_ROWS_WHERE.format(contact=contact_sql)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT count(*) FROM (SELECT 1 FROM memories_memory m WHERE {where} LIMIT %s) s",
+            [*scope_params, EXACT_SCOPE_LIMIT + 1],
+        )
+        row = cursor.fetchone()
+        if row is not None and row[0] <= EXACT_SCOPE_LIMIT:
+            cursor.execute(
+                "SELECT m.id, m.memory_type, vector_send(m.embedding::vector), "
+                f"{session_sql or 'true'} FROM memories_memory m WHERE {where} ORDER BY m.created_at, m.id",
+                [*session_params, *scope_params],
+            )
+            scope = [
+                (nearest.Row(id=memory_id, memory_type=memory_type, vector=vector_from_send(sent)), asked)
+                for memory_id, memory_type, sent, asked in cursor.fetchall()
+            ]
+            return nearest.nearest_pairs([item for item, asked in scope if asked], [item for item, _ in scope])
+        cursor.execute(
+            _NEAREST_SQL.format(contact=contact_sql, session=f"AND {session_sql}" if session_sql else ""),
+            [*scope_params, *session_params],
+        )
+        return [(memory_id, neighbour_id, float(similarity)) for memory_id, neighbour_id, similarity in cursor]
 
 
 def near_duplicates_merge(*, tenant: Tenant, contact: Contact | None, session_id: str | None = None) -> int:
     """Merge memories of the same type and scope above the merge similarity (0.92): each memory of the
     scope — or only those that came from conversation `session_id` — with its nearest neighbour."""
-    contact_sql = "m.contact_id = %s" if contact is not None else "m.contact_id IS NULL"
-    params: list[Any] = [tenant.pk, *([contact.pk] if contact is not None else [])]
-    session_sql = ""
-    if session_id is not None:  # the conversation's sessions: its id, then <id>/<n> (apps/conversations/sessions.py)
-        session_sql = "AND (m.source_session_id = %s OR m.source_session_id LIKE %s)"
-        params += [session_id, later_sessions_pattern(session_id)]
-    with connection.cursor() as cursor:
-        cursor.execute(_NEAREST_SQL.format(contact=contact_sql, session=session_sql), params)
-        pairs = [(memory_id, neighbour_id, float(similarity)) for memory_id, neighbour_id, similarity in cursor]
+    pairs = nearest_pairs(tenant=tenant, contact=contact, session_id=session_id)
     pairs = [pair for pair in pairs if pair[2] > scoring.MERGE_SIMILARITY]
     if not pairs:
         return 0
