@@ -40,12 +40,19 @@ WRITE_CHUNK = 5000
 
 
 @dataclass(frozen=True)
-class Lexicon:
+class Stats:
+    """What BM25 needs of a scope: its size, the average tsvector lengths, and the document frequency of each
+    query lexeme — counted in SQL at query time (retrieval/query.scope_stats) or read from the lexicon."""
+
     total: int
     average_search_length: float
     average_context_length: float
     search_df: dict[str, int]
     context_df: dict[str, int]
+
+
+@dataclass(frozen=True)
+class Lexicon(Stats):
     computed_at: float
 
 

@@ -28,6 +28,7 @@ from apps.core.rows import bound_cursor
 from apps.memories.models.memory import scope_token
 from apps.memories.retrieval.lexicon import (
     LEXICON_FROM,
+    Stats,
     current_scope_sql,
     scope_lexicon_get,
     scope_lexicon_refresh_queue,
@@ -90,15 +91,6 @@ class Scope:
         scoped full-text index, the scope's own token (`%(scope_token)s`, in `sql()`'s parameters) AND-ed
         with the words."""
         return f"m.scoped_search_vector @@ (%(scope_token)s::tsquery && {tsquery})"
-
-
-@dataclass(frozen=True)
-class Stats:
-    total: int
-    average_search_length: float
-    average_context_length: float
-    search_df: dict[str, int]
-    context_df: dict[str, int]
 
 
 @dataclass(frozen=True)
@@ -167,13 +159,7 @@ def scope_stats(scope: Scope, lexemes: list[str]) -> Stats:
     scope's lexicon when a worker has built one (retrieval.lexicon), else counted in one SQL statement."""
     lexicon = scope_lexicon_get(tenant_id=scope.tenant.pk, contact_id=scope.contact_id, lexemes=lexemes)
     if lexicon is not None:
-        return Stats(
-            total=lexicon.total,
-            average_search_length=lexicon.average_search_length,
-            average_context_length=lexicon.average_context_length,
-            search_df=lexicon.search_df,
-            context_df=lexicon.context_df,
-        )
+        return lexicon
     # one scan of the scope (already needed for its size and average lengths) counts every lexeme too: a
     # plain aggregate, cheap to plan, where a GIN count per lexeme cost ~1 ms of planning alone. Each row's
     # two tsvectors are read out of TOAST once (`|| ''`, in a subquery OFFSET 0 keeps from being flattened
