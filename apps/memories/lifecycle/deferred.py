@@ -85,11 +85,10 @@ CROSS JOIN LATERAL (
     AND n.memory_type = m.memory_type AND n.id <> m.id AND n.valid_to IS NULL AND n.deleted_at IS NULL
     AND NOT n.is_compressed AND n.embedding IS NOT NULL
   ORDER BY n.embedding <=> m.embedding LIMIT 1) n
-WHERE m.tenant_id = %s AND {contact} AND m.valid_to IS NULL AND m.deleted_at IS NULL AND NOT m.is_compressed
-  AND m.embedding IS NOT NULL {session}
+WHERE {where} {session}
 ORDER BY m.created_at, m.id
 """
-# the memories a nearest neighbour may be (the scope, current, with an embedding), in the order pairs are made
+# the memories of the scope a pair is made of (current, with an embedding): both paths, and the count that picks one
 _SCOPE_ROWS_WHERE = (
     "m.tenant_id = %s AND {contact} AND m.valid_to IS NULL AND m.deleted_at IS NULL AND NOT m.is_compressed "
     "AND m.embedding IS NOT NULL"
@@ -129,7 +128,7 @@ def nearest_pairs(
             ]
             return nearest.nearest_pairs([item for item, asked in scope if asked], [item for item, _ in scope])
         cursor.execute(
-            _NEAREST_SQL.format(contact=contact_sql, session=f"AND {session_sql}" if session_sql else ""),
+            _NEAREST_SQL.format(where=where, session=f"AND {session_sql}" if session_sql else ""),
             [*scope_params, *session_params],
         )
         return [(memory_id, neighbour_id, float(similarity)) for memory_id, neighbour_id, similarity in cursor]
