@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from django.core.management.base import BaseCommand
 from django.utils import timezone
 from tqdm import tqdm
 
 from apps.contacts.models import Contact
 from apps.context.services import context_payload
 from apps.conversations.models import Conversation
+from apps.core.commands import DatabaseCommand
 from apps.memories.ingest.services import IngestItem, ingest_messages
 from apps.memories.lifecycle.deferred import conversation_consolidate
 from apps.memories.lifecycle.periodic import tenant_consolidate
@@ -110,7 +110,7 @@ def chatter(rng: random.Random) -> str:
 LOW_CONTENT = ["lol", "ok", "haha", "hmm", "👍", "ok cool"]
 
 
-class Command(BaseCommand):
+class Command(DatabaseCommand):
     help = "Simulate a year of one contact's messages with the lifecycle jobs; print memory counts and fact retention."
 
     def add_arguments(self, parser: ArgumentParser) -> None:

@@ -8,16 +8,16 @@ from argparse import ArgumentParser
 from typing import Any
 
 import numpy as np
-from django.core.management.base import BaseCommand
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from apps.core.commands import DatabaseCommand
 from apps.memories.benchmarks import as_in_production
 from apps.memories.benchmarks.corpus import messages
 from apps.tenants.services import api_key_create, tenant_create, tenant_delete
 
 
-class Command(BaseCommand):
+class Command(DatabaseCommand):
     help = "Benchmark: POST /api/v1/ingest latency and throughput, and /ingest/batch throughput."
 
     def add_arguments(self, parser: ArgumentParser) -> None:

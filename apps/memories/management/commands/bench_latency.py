@@ -39,16 +39,16 @@ from contextlib import ExitStack, contextmanager
 from typing import Any
 
 import numpy as np
-from django.core.management.base import BaseCommand
 from django.db import DatabaseError, connection
 from django.utils import timezone
 from rest_framework.test import APIClient
 
 from apps.contacts.models import Contact
+from apps.core.commands import DatabaseCommand
 from apps.core.embeddings import CachedEmbedder, cache_scope, get_embedder
 from apps.core.redis import get_redis
 from apps.core.timing import parse_server_timing
-from apps.memories.benchmarks import as_in_production, hnsw_bloat_note, synthetic
+from apps.memories.benchmarks import as_in_production, floor, hnsw_bloat_note, synthetic
 from apps.memories.benchmarks.corpus import queries
 from apps.memories.benchmarks.recall import ANY_CONTACT, contact_sample, ef_search, scope_recall
 from apps.memories.benchmarks.stack import EngramClient, running_stack, wait_drained
@@ -84,7 +84,7 @@ def _held(path: str, log: Callable[[str], None]) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-class Command(BaseCommand):
+class Command(DatabaseCommand):
     help = (
         "Benchmark: GET /context and POST /memories/search p50/p95 at growing tenant sizes (synthetic rows loaded "
         "with COPY; vectors derived from a pool embedded once, not per row), index build time, table and index "
@@ -121,6 +121,12 @@ class Command(BaseCommand):
             help="ask through HTTP against the stack `make run` starts (started here unless --url), not in-process",
         )
         parser.add_argument("--url", default="", help="with --via-http: the running stack to ask")
+        parser.add_argument(
+            "--floor",
+            action="store_true",
+            help="also time, for the heavy contact, what every GET /context pays whatever the ranking does: an "
+            "authenticated GET /contacts/{id}, the query's embedding, the vector index alone (benchmarks/floor.py)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         sizes = sorted(int(size) for size in options["sizes"].split(","))
@@ -137,7 +143,7 @@ class Command(BaseCommand):
         key = api_key_create(tenant=tenant, name="bench").plaintext
         client = APIClient()
         client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
-        get_context, search_brain = self._calls(client, key, options)
+        get_context, search_brain, get_contact = self._calls(client, key, options)
         contacts = options["contacts"] or 1 + max(1, synthetic.Plan.light_before(sizes[-1]) // MEMORIES_PER_CONTACT)
         entries = synthetic.pool_entries(options["pool"])
         seeder = synthetic.Seeder(
@@ -149,7 +155,7 @@ class Command(BaseCommand):
         )
         self.stdout.write(f"vector search settings: {ef_search()}")
         rows_done = 0
-        lines, growth, recalls = [], [], []
+        lines, growth, recalls, floors = [], [], [], []
         try:
             for size in sizes:
                 if reused is None:
@@ -188,6 +194,8 @@ class Command(BaseCommand):
                             ]
                             or [("heavy", cache_scope(tenant_id=tenant.pk, contact_id=heavy.pk))],
                         )
+                        if options["floor"]:
+                            floors.append(self._floor(options["requests"], get_contact, tenant, heavy))
                 sizes_now = synthetic.table_sizes()
                 memory = synthetic.postgres_memory_bytes()
                 line = (
@@ -222,7 +230,9 @@ class Command(BaseCommand):
             f"machine reference (one query embedded back to back, uncached): p50 {reference:.2f} ms before, "
             f"{self._machine_reference():.2f} ms after"
         )
-        self.stdout.write("\n".join(["", "summary:", *lines, "", "growth:", *growth, "", "recall:", *recalls, footer]))
+        self.stdout.write(
+            "\n".join(["", "summary:", *lines, *floors, "", "growth:", *growth, "", "recall:", *recalls, footer])
+        )
 
     def _worker_idle(self) -> None:
         """With the stack started here: wait until its beat has had its first tick and the worker has run what
@@ -306,15 +316,17 @@ class Command(BaseCommand):
             self.stdout.write(line)
         return lines
 
-    def _calls(self, client: APIClient, key: str, options: dict[str, Any]) -> tuple[Any, Any]:
-        """GET /context of a contact and a brain search: in process (DRF's test client), or with --via-http as a
-        client gets them (a real socket, gunicorn, the stack's own processes). Each call takes (query, contact)."""
+    def _calls(self, client: APIClient, key: str, options: dict[str, Any]) -> tuple[Any, Any, Any]:
+        """GET /context of a contact, a brain search and GET /contacts/{id} (the floor's web tier): in process
+        (DRF's test client), or with --via-http as a client gets them (a real socket, gunicorn, the stack's own
+        processes). Each call takes (query, contact)."""
         self._stack = ExitStack()
         self._stack_started: float | None = None
         if not options["via_http"]:
             return (
                 lambda q, contact: client.get(f"/api/v1/context/{contact}", {"query": q}),
                 lambda q, _: client.post("/api/v1/memories/search", {"query": q, "top_k": 10}, format="json"),
+                lambda _, contact: client.get(f"/api/v1/contacts/{contact}"),
             )
         base_url = options["url"] or self._stack.enter_context(
             running_stack(log_path=VAR_DIR / "bench" / "latency.log", extra_env={"ENGRAM_SERVER_TIMING": "1"})
@@ -327,7 +339,24 @@ class Command(BaseCommand):
         return (
             lambda q, contact: http.http.get(f"{http.base_url}/context/{contact}", params={"query": q}, timeout=60),
             lambda q, _: http.http.post(f"{http.base_url}/memories/search", json={"query": q, "top_k": 10}, timeout=60),
+            lambda _, contact: http.http.get(f"{http.base_url}/contacts/{contact}", timeout=60),
         )
+
+    def _floor(self, count: int, get_contact: Any, tenant: Tenant, heavy: Contact) -> str:
+        """What every GET /context of the heavy contact pays whatever the ranking does (benchmarks/floor.py):
+        the web tier with its authentication and the contact's row, the query's embedding, the vector index."""
+        scope = cache_scope(tenant_id=tenant.pk, contact_id=heavy.pk)
+        web = floor.Part(
+            "GET /contacts/{id} (web tier, key, contact row)", self._timings(count, get_contact, [("heavy", scope)])
+        )
+        texts = queries(count + 10)[10:]
+        embedding = floor.embedding_part(texts)
+        scope_size = Memory.objects.filter(tenant=tenant, contact=heavy).count()
+        vectors = get_embedder().embed_batch(texts)
+        vector = floor.vector_part(tenant=tenant, contact=heavy, vectors=vectors, scope_size=scope_size)
+        line = floor.summary([web, embedding, vector])
+        self.stdout.write(line)
+        return line
 
     def _machine_reference(self, runs: int = 200) -> float:
         """How fast this machine is today: one fixed query embedded back to back, uncached (pure CPU work, no
@@ -345,7 +374,12 @@ class Command(BaseCommand):
         return statistics.median(timings)
 
     def _measure(self, count: int, call: Any, targets: list[tuple[str | None, str]]) -> tuple[float, float]:
-        """p50 and p95 of `count` calls, each with a chat-like query whose embedding is computed in the
+        """p50 and p95 of `_timings`."""
+        timings = self._timings(count, call, targets)
+        return statistics.median(timings), float(np.percentile(timings, 95))
+
+    def _timings(self, count: int, call: Any, targets: list[tuple[str | None, str]]) -> tuple[float, ...]:
+        """The milliseconds of `count` calls, each with a chat-like query whose embedding is computed in the
         request: its entry in the embedding cache is evicted before the clock starts (the same queries are
         asked at every size and by every endpoint, so without this all but the first would be cache hits).
         `targets`: (contact asked, its cache scope), taken in turn."""
@@ -372,4 +406,4 @@ class Command(BaseCommand):
                 "    server, mean ms per request: "
                 + ", ".join(f"{name} {total / len(timings):.2f}" for name, total in sorted(phases.items()))
             )
-        return statistics.median(timings), float(np.percentile(timings, 95))
+        return tuple(timings)

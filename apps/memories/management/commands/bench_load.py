@@ -21,10 +21,11 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.utils import timezone
 
 from apps.conversations.models import Message
+from apps.core.commands import DatabaseCommand
 from apps.core.tenancy import tenant_scope
 from apps.memories.benchmarks import locomo
 from apps.memories.benchmarks.bound import Bound, embedder_bound, sample_texts
@@ -157,7 +158,7 @@ class _Load:
                 self.error_samples.append(f"{kind}: {exc}"[:300])
 
 
-class Command(BaseCommand):
+class Command(DatabaseCommand):
     help = "Load test through HTTP: N writers (POST /ingest/batch) and M readers (GET /context, search)."
 
     def add_arguments(self, parser: ArgumentParser) -> None:

@@ -22,12 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.db import connection
 from django.utils import timezone
 from tqdm import tqdm
 
 from apps.contacts.models import Contact
+from apps.core.commands import DatabaseCommand
 from apps.core.embeddings import get_embedder
 from apps.memories.benchmarks import as_in_production, beam, datasets, flat, locomo
 from apps.memories.benchmarks.end_to_end import CONVERSATION_IDS, SETTLE_JOBS, Run, ingest_items, run_http
@@ -79,7 +80,7 @@ def flat_scores(dataset: datasets.Dataset) -> dict[str, datasets.Scores]:
     return scores
 
 
-class Command(BaseCommand):
+class Command(DatabaseCommand):
     help = "Retrieval quality (LoCoMo, BEAM) through the real ingest and search paths, beside flat retrievers."
 
     def add_arguments(self, parser: ArgumentParser) -> None:

@@ -18,14 +18,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.utils import timezone
 
+from apps.core.commands import DatabaseCommand
 from apps.memories.benchmarks import locomo, ranker_fit
 from apps.memories.retrieval import ranker as ranking
 
 
-class Command(BaseCommand):
+class Command(DatabaseCommand):
     help = "Fit the retrieval ranker's weights on LoCoMo's tune half (pairwise logistic, L2) and write them."
 
     def add_arguments(self, parser: ArgumentParser) -> None:

@@ -1,15 +1,16 @@
 from argparse import ArgumentParser
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from tqdm import tqdm
 
+from apps.core.commands import DatabaseCommand
 from apps.core.embeddings import get_embedder
 from apps.memories.store.reembed import reembed, reembed_queryset
 from apps.tenants.models import Tenant
 
 
-class Command(BaseCommand):
+class Command(DatabaseCommand):
     help = "Re-embed memories and knowledge chunks with the configured embedder (after changing ENGRAM_EMBEDDER)."
 
     def add_arguments(self, parser: ArgumentParser) -> None:

@@ -1,13 +1,14 @@
 from argparse import ArgumentParser
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from tqdm import tqdm
 
 from apps.contacts.models import Contact
 from apps.conversations.models import Conversation
+from apps.core.commands import DatabaseCommand
 from apps.memories.lifecycle import deferred, processor, session_flush
 from apps.memories.lifecycle.periodic import tenant_consolidate
 from apps.tenants.models import Tenant
@@ -15,7 +16,7 @@ from apps.tenants.models import Tenant
 JOBS = ("periodic", "deferred", "processor", "flush")
 
 
-class Command(BaseCommand):
+class Command(DatabaseCommand):
     help = (
         "Run a memory lifecycle job now for one tenant "
         "(periodic: decay, compression, pruning; deferred; processor; flush)."

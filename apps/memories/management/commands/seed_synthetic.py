@@ -6,14 +6,15 @@ from argparse import ArgumentParser, RawDescriptionHelpFormatter
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
+from apps.core.commands import DatabaseCommand
 from apps.memories.benchmarks import synthetic
 from apps.tenants.models import Tenant
 from apps.tenants.services import api_key_create, tenant_create
 
 
-class Command(BaseCommand):
+class Command(DatabaseCommand):
     help = (
         "Fill an empty tenant with N synthetic memories over C contacts, loaded with COPY. Texts: facts, "
         "preferences, episodes and patterns from ~40 templates (names, pets, places, activities, dates). VECTORS "

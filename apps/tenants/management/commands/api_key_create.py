@@ -1,14 +1,15 @@
 from argparse import ArgumentParser
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from apps.core.commands import DatabaseCommand
 from apps.core.exceptions import ApplicationError
 from apps.tenants.models import Tenant
 from apps.tenants.services import api_key_create
 
 
-class Command(BaseCommand):
+class Command(DatabaseCommand):
     help = "Issue an API key for an existing tenant (printed once)."
 
     def add_arguments(self, parser: ArgumentParser) -> None:

@@ -3,16 +3,17 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.db import transaction
 
+from apps.core.commands import DatabaseCommand
 from apps.tenants.models import ApiKey, Membership, Tenant
 from apps.tenants.services import api_key_create, tenant_create, tenant_owner_create
 
 DEMO_SLUG = "demo"
 
 
-class Command(BaseCommand):
+class Command(DatabaseCommand):
     help = (
         "Create the demo tenant, an operator superuser and a tenant-owner user (idempotent). Each user created "
         "gets a random password, printed once (ENGRAM_ADMIN_PASSWORD / ENGRAM_OWNER_PASSWORD set one instead)."

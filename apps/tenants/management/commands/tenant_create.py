@@ -1,13 +1,14 @@
 from argparse import ArgumentParser
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from apps.core.commands import DatabaseCommand
 from apps.core.exceptions import ApplicationError
 from apps.tenants.services import api_key_create, tenant_create
 
 
-class Command(BaseCommand):
+class Command(DatabaseCommand):
     help = "Create a tenant and print its first API key (shown once)."
 
     def add_arguments(self, parser: ArgumentParser) -> None:
