@@ -404,3 +404,21 @@ def test_a_long_messages_share_holds_under_the_reranker_and_only_ingests_split_c
     assert before > 0 and chunked.score == round(before * chunk_share.factor(10), 6)
     assert by_content["Has a dog named Bruno"].chunk_factor == 1.0
     assert by_content["Loves hiking in the mountains"].chunk_factor == 1.0
+
+
+def test_a_short_list_is_the_head_of_a_long_one_and_a_long_one_holds_every_candidate(tenant, contact, monkeypatch):
+    """Only the head of the ranking becomes ScoredMemory rows (search.HEAD deep, or top_k when more): the order,
+    scores and explanations of a top 3 are those of a top 60, and a top_k past every candidate returns them all,
+    each with its fitted contributions (the explanation's part that is computed per result)."""
+    monkeypatch.setattr(search, "HEAD", 4)  # fewer rows than candidates, so the head is cut
+    for index, topic in enumerate(GARDEN_TOPICS[:12]):
+        add(tenant, contact, f"Planted {topic} by the fence in week {index}")
+    short = memory_search(tenant=tenant, contact=contact, query="what did I plant by the fence?", top_k=3)
+    long = memory_search(tenant=tenant, contact=contact, query="what did I plant by the fence?", top_k=60)
+    assert long.candidates == 12 and len(long.results) == 12 and len(short.results) == 3
+    assert [(item.memory.pk, item.score, item.explain()) for item in short.results] == [
+        (item.memory.pk, item.score, item.explain()) for item in long.results[:3]
+    ]
+    assert all(item.contributions for item in long.results)  # the fitted ranker's, for every result
+    scores = [item.score for item in long.results]
+    assert scores == sorted(scores, reverse=True)

@@ -58,6 +58,10 @@ MAX_TIME_SOURCE_WINDOW = timedelta(days=31)
 TIME_ROW_BUDGET = 400
 SOURCES = ("vector", "keyword", "entity", "time", "neighbour")
 _SOURCE_BITS = {"keyword": 1, "entity": 2, "vector": 4, "neighbour": 8, "time": 16}
+# the sources a candidate's bits name, for every combination of bits (found_by, without a loop per candidate)
+_FOUND_BY = {
+    bits: tuple(source for source in SOURCES if bits & _SOURCE_BITS[source]) for bits in range(1 << len(_SOURCE_BITS))
+}
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 idf = specificity.idf  # BM25's inverse document frequency, shared with the entity specificity
@@ -239,6 +243,13 @@ def fetch(
     context_bm25 = _BM25_SQL.format(
         column="context_vector", average="context_average", idfs="context_idfs", **bm25_columns
     )
+    # the query's entities each candidate links (none to look for when the query names none: no probe per candidate)
+    matched_entities = (
+        "ARRAY(SELECT me.entity_id FROM memories_memoryentity me "
+        "WHERE me.memory_id = m.id AND me.entity_id = ANY(%(entity_ids)s::uuid[]))"
+        if entities
+        else "'{}'::uuid[]"
+    )
     sql = (
         "WITH "
         + ", ".join(ctes)
@@ -256,8 +267,7 @@ def fetch(
         "coalesce(1 - (m.context_embedding <=> %(vector)s::halfvec), 1 - (m.embedding <=> %(vector)s::halfvec), 0), "
         "coalesce(length(m.search_vector), 0), "
         f"{search_bm25}, {context_bm25}, "
-        "ARRAY(SELECT me.entity_id FROM memories_memoryentity me "
-        "      WHERE me.memory_id = m.id AND me.entity_id = ANY(%(entity_ids)s::uuid[])), "
+        f"{matched_entities}, "
         "coalesce(m.metadata->>'speaker', ''), m.index_terms, "
         "CASE WHEN jsonb_typeof(m.metadata->'chunk') = 'number' THEN m.metadata->>'chunk' END, "
         "CASE WHEN jsonb_typeof(m.metadata->'chunks') = 'number' THEN m.metadata->>'chunks' END "
@@ -272,7 +282,7 @@ def fetch(
             memory=retrieved(row),
             access_count=row[7],
             days_since_access=float(row[8]),
-            found_by=tuple(source for source in SOURCES if row[10] & _SOURCE_BITS[source]),
+            found_by=_FOUND_BY[row[10]],
             session=row[11],
             is_question=bool(row[12]),
             cosine=float(row[13]),

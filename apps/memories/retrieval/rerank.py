@@ -26,7 +26,12 @@ logger = logging.getLogger(__name__)
 
 
 def rank_key(item: ScoredMemory) -> tuple[float, float, str]:
-    return (-item.score, -item.signals.similarity, str(item.memory.pk))
+    return rank_key_of(item.score, item.signals.similarity, item)
+
+
+def rank_key_of(score: float, similarity: float, item: Any) -> tuple[float, float, str]:
+    """rank_key of a candidate not yet a ScoredMemory: its score, its similarity and `item.memory.pk`."""
+    return (-score, -similarity, str(item.memory.pk))
 
 
 @functools.lru_cache(maxsize=1)

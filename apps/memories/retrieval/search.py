@@ -45,11 +45,15 @@ from apps.memories.retrieval import candidates
 from apps.memories.retrieval import ranker as ranking
 from apps.memories.retrieval import relevance as relevance_rules
 from apps.memories.retrieval.query import Scope, discriminating, query_terms, scope_stats, surface_names
-from apps.memories.retrieval.rerank import factored, rank_key, reranked
+from apps.memories.retrieval.rerank import RERANK_TOP, factored, rank_key_of, reranked
 from apps.memories.retrieval.signals import chunk_share, diversity, specificity, time_window
 from apps.memories.retrieval.signals import speaker as speaker_signal
 from apps.memories.retrieval.types import HAND, EntityRef, ScoredMemory, SearchResult
 from apps.tenants.models import Tenant
+
+# how many of the ranked candidates become ScoredMemory rows besides the results: the depth the cross-encoder
+# (rerank.RERANK_TOP) and the diversity stage (diversity.RERANKED) re-order
+HEAD = max(RERANK_TOP, diversity.RERANKED)
 
 
 def _weight_overrides(*, tenant: Tenant, is_tenant_scope: bool) -> dict[str, Any]:
@@ -160,13 +164,11 @@ def memory_search(
     }
     outside_windows = time_window.miss_factor(windows)
     named_speakers = set(speakers)
-    # First each candidate's matches and features, then its signals and score, each ScoredMemory built once. With
-    # the fitted ranker its relevance (min-max of its linear score over the candidates) is the similarity signal,
-    # the usage signals count in proportion to it (scoring.ranked_score); a memory outside every window the query
-    # names keeps its `window_factor` of its score, as with the hand weights (a soft filter: few questions of the
-    # development sets name a time, too few to learn it from). Building each with the hand score and replacing it
-    # (two dataclasses.replace per candidate), and every candidate's contributions when only the results handed
-    # out show them, took a third of the search's own Python (docs/benchmarks.md, "Session 19").
+    # First each candidate's matches and features, then its signals and score. With the fitted ranker its relevance
+    # (min-max of its linear score over the candidates) is the similarity signal, the usage signals count in
+    # proportion to it (scoring.ranked_score); a memory outside every window the query names keeps its
+    # `window_factor` of its score, as with the hand weights (a soft filter: few questions of the development sets
+    # name a time, too few to learn it from).
     parts = []
     for candidate, candidate_terms in zip(found, normalized, strict=True):
         matched = sorted(candidate.matched_entity_ids, key=lambda entity_id: keys[entity_id])
@@ -194,8 +196,12 @@ def memory_search(
         ranking.relevances(fitted, [part[-1] for part in parts]) if isinstance(fitted, ranking.Ranker) else similarity
     )
     ranker_version = fitted.version if isinstance(fitted, ranking.Ranker) else HAND
-    scored: list[ScoredMemory] = []
-    for value, (candidate, matched, speaker_match, window, entity_match, time_match, outside_window, row) in zip(
+    # Every candidate's signals and score, then the order (rank_key's: score, similarity, id). ScoredMemory rows are
+    # built for the head only (the results, and the depth the reranker and the diversity stage re-order), each
+    # once, with its contributions when the fitted ranker scored it (docs/benchmarks.md, "Session 24").
+    signals_of: list[scoring.Signals] = []
+    scores: list[float] = []
+    for value, (candidate, _, speaker_match, _, entity_match, time_match, outside_window, _) in zip(
         relevance, parts, strict=True
     ):
         signals = scoring.Signals(
@@ -207,19 +213,24 @@ def memory_search(
             speaker_match=speaker_match,
             time_match=time_match,
         )
-        window_factor = outside_windows if outside_window else 1.0
         if ranker_version == HAND:
             score = scoring.retrieval_score(signals, weights, outdated=candidate.memory.outdated)
         else:
             outdated = candidate.memory.outdated
             score = scoring.ranked_score(relevance=value, signals=signals, weights=weights, outdated=outdated)
-        chunk_factor = chunk_share.factor(candidate.chunks)
-        score = factored(score, window_factor=window_factor, chunk_factor=chunk_factor)
+        window_factor = outside_windows if outside_window else 1.0
+        score = factored(score, window_factor=window_factor, chunk_factor=chunk_share.factor(candidate.chunks))
+        signals_of.append(signals)
+        scores.append(score)
+    order = sorted(range(len(parts)), key=lambda index: rank_key_of(scores[index], relevance[index], found[index]))
+    scored: list[ScoredMemory] = []
+    for index in order[: max(top_k, HEAD)]:
+        candidate, matched, speaker_match, window, _, _, outside_window, row = parts[index]
         scored.append(
             ScoredMemory(
                 memory=candidate.memory,
-                score=score,
-                signals=signals,
+                score=scores[index],
+                signals=signals_of[index],
                 cosine=candidate.cosine,
                 bm25=candidate.bm25,
                 found_by=candidate.found_by,
@@ -228,13 +239,14 @@ def memory_search(
                 entity_weights=tuple(entity_weights[entity_id] for entity_id in matched),
                 speaker=candidate.speaker if speaker_match else "",
                 time_window=window,
-                window_factor=window_factor,
-                chunk_factor=chunk_factor,
+                window_factor=outside_windows if outside_window else 1.0,
+                chunk_factor=chunk_share.factor(candidate.chunks),
                 features=row,
                 ranker_version=ranker_version,
+                # what each feature added, for the explanation of what is handed out
+                contributions=fitted.contributions(row) if isinstance(fitted, ranking.Ranker) else {},
             )
         )
-    scored.sort(key=rank_key)
     scored = reranked(query, scored, weights)
     many = diversity.asks_for_many(query)
     if many:
@@ -249,8 +261,6 @@ def memory_search(
             )
         ]
     results = scored[:top_k]
-    if isinstance(fitted, ranking.Ranker):  # what each feature added, for the explanation of what is handed out
-        results = [dataclasses.replace(item, contributions=fitted.contributions(item.features)) for item in results]
     return SearchResult(
         results=results,
         query_entities=query_entities,
