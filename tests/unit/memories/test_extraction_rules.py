@@ -905,6 +905,27 @@ def test_a_word_form_opening_a_sentence_is_not_a_name(text, names):
     assert found == names
 
 
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("How're you doing finding peace?", []),
+        ("It'd be great to see Anna this summer", ["anna"]),
+        ("They\u2019ll help with the process", []),
+        ("What've you been reading lately?", []),
+        ("Such a special moment with Jon.", ["jon"]),
+        ("Whenever I see Maria I smile", ["maria"]),
+        ("O'Brien called me today", ["obrien"]),
+        ("Sa'd called me today", ["sad"]),
+    ],
+    ids=["how-re", "it-d", "they-ll-typographic", "what-ve", "such", "whenever", "irish-name", "name-ending-in-d"],
+)
+def test_a_contraction_or_a_function_word_opening_a_sentence_is_not_a_name(text, names):
+    """Found in LoCoMo's entity lists ("howre", "itd", "theyll", "such", "whenever" were entities): a common word
+    with a contraction's ending, or a function word, opens a sentence; a name with an apostrophe stays a name."""
+    found = [entity.slug for entity in extract(text).entities if entity.entity_type == "name"]
+    assert found == names
+
+
 def test_a_word_of_letters_never_holds_a_digit_so_low_content_skips_reading_it():
     """is_low_content reads only the words that are not all letters for a digit ("2nd" counts, "②" too): sound
     because no character is both a letter and a digit in this Python's Unicode tables."""

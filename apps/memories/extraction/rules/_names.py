@@ -133,6 +133,16 @@ _NAME_CONNECTORS = frozenset(_words("of de da del di du la le van von y & and"))
 _MAX_NAME_TOKENS = 4
 
 
+# a common word with a contraction's ending ("How're", "It'd", "They'll", "What've", "Shouldn't"): never a name,
+# whichever contractions the vocabulary lists; a name with an apostrophe ("O'Brien", "Sa'd") keeps its own
+_CONTRACTION = re.compile(r"^(?P<stem>[a-z]+)(?:'(?:re|d|ll|ve|m)|n't)$")
+
+
+def _is_contraction(lower: str) -> bool:
+    match = _CONTRACTION.match(lower.replace("\u2019", "'"))
+    return match is not None and match.group("stem") in COMMON_WORDS
+
+
 def _is_sentence_initial(text: str, start: int) -> bool:
     index = start - 1
     while index >= 0 and text[index] in " \t":
@@ -176,6 +186,7 @@ def _name_runs(text: str, case: _CaseMode) -> tuple[tuple[int, str], ...]:
             or lower in _NATIONALITIES_AND_FAITHS
             or word in _CHAT_ACRONYMS
             or ("'" in lower and lower in SENTENCE_STARTERS)
+            or _is_contraction(lower)
             or (word.isupper() and lower in COMMON_WORDS)  # emphasis ("AGAIN"), not an acronym
         )
 

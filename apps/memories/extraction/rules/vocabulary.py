@@ -243,6 +243,8 @@ SENTENCE_STARTERS = frozenset(
     don't dont can't cant won't isn't aren't wasn't weren't didn't doesn't haven't hasn't hadn't couldn't
     wouldn't shouldn't i'm i've i'd i'll we're we've we'll we'd you're you've you'll they're they've that's
     there's here's what's how's where's who's he's she's it'll that'll
+    whenever however whoever whichever such nevertheless hence instead perhaps indeed furthermore moreover thus
+    whereas whether either neither nor yet
     """)
 )
 
