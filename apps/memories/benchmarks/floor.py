@@ -60,10 +60,7 @@ def vector_part(*, tenant: Tenant, contact: Contact, vectors: np.ndarray, scope_
     """The candidate statement's vector source alone (the same SQL, scope and limit, prepared as the search
     prepares it, at the ef_search the search uses for a scope of `scope_size`), one statement per vector."""
     scope_sql, params = Scope(tenant, contact, (), include_compressed=True).sql()
-    sql = (
-        f"SELECT m.id FROM memories_memory m WHERE {scope_sql} AND m.embedding IS NOT NULL "
-        "ORDER BY m.embedding <=> %(vector)s::halfvec LIMIT %(vector_limit)s"
-    )
+    sql = candidates.vector_source_sql(scope_sql)
     timings = []
     with bound_cursor() as cursor, vector_effort.searching_at(cursor, vector_effort.ef_search_for(scope_size)):
         for vector in vectors:

@@ -119,6 +119,15 @@ MEMORY_COLUMNS = (
 )
 
 
+def vector_source_sql(scope_sql: str) -> str:
+    """The vector source: the scope's memories nearest the query (`%(vector)s`) through the HNSW index, at most
+    `%(vector_limit)s` (bench_latency --floor times it alone)."""
+    return (
+        f"SELECT m.id FROM memories_memory m WHERE {scope_sql} AND m.embedding IS NOT NULL "
+        "ORDER BY m.embedding <=> %(vector)s::halfvec LIMIT %(vector_limit)s"
+    )
+
+
 def retrieved(row: Sequence[Any]) -> RetrievedMemory:
     return RetrievedMemory(
         pk=row[0],
@@ -211,10 +220,7 @@ def fetch(
         sources.append(f"SELECT id, {_SOURCE_BITS['entity']} AS bit FROM entity")
     if VECTOR_CANDIDATES > 0:
         params["vector_limit"] = VECTOR_CANDIDATES
-        ctes.append(
-            f"vector AS (SELECT m.id FROM memories_memory m WHERE {scope_sql} AND m.embedding IS NOT NULL "
-            "ORDER BY m.embedding <=> %(vector)s::halfvec LIMIT %(vector_limit)s)"
-        )
+        ctes.append(f"vector AS ({vector_source_sql(scope_sql)})")
         sources.append(f"SELECT id, {_SOURCE_BITS['vector']} AS bit FROM vector")
     bounded = [window for window in windows if (window.end - window.start) <= MAX_TIME_SOURCE_WINDOW]
     if bounded and TIME_CANDIDATES > 0:
