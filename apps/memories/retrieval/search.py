@@ -201,6 +201,7 @@ def memory_search(
     # once, with its contributions when the fitted ranker scored it (docs/benchmarks.md, "Session 24").
     signals_of: list[scoring.Signals] = []
     scores: list[float] = []
+    factors: list[tuple[float, float]] = []  # each candidate's (window_factor, chunk_factor)
     for value, (candidate, _, speaker_match, _, entity_match, time_match, outside_window, _) in zip(
         relevance, parts, strict=True
     ):
@@ -219,13 +220,16 @@ def memory_search(
             outdated = candidate.memory.outdated
             score = scoring.ranked_score(relevance=value, signals=signals, weights=weights, outdated=outdated)
         window_factor = outside_windows if outside_window else 1.0
-        score = factored(score, window_factor=window_factor, chunk_factor=chunk_share.factor(candidate.chunks))
+        chunk_factor = chunk_share.factor(candidate.chunks)
+        score = factored(score, window_factor=window_factor, chunk_factor=chunk_factor)
         signals_of.append(signals)
         scores.append(score)
+        factors.append((window_factor, chunk_factor))
     order = sorted(range(len(parts)), key=lambda index: rank_key_of(scores[index], relevance[index], found[index]))
     scored: list[ScoredMemory] = []
     for index in order[: max(top_k, HEAD)]:
-        candidate, matched, speaker_match, window, _, _, outside_window, row = parts[index]
+        candidate, matched, speaker_match, window, _, _, _, row = parts[index]
+        window_factor, chunk_factor = factors[index]
         scored.append(
             ScoredMemory(
                 memory=candidate.memory,
@@ -239,8 +243,8 @@ def memory_search(
                 entity_weights=tuple(entity_weights[entity_id] for entity_id in matched),
                 speaker=candidate.speaker if speaker_match else "",
                 time_window=window,
-                window_factor=outside_windows if outside_window else 1.0,
-                chunk_factor=chunk_share.factor(candidate.chunks),
+                window_factor=window_factor,
+                chunk_factor=chunk_factor,
                 features=row,
                 ranker_version=ranker_version,
                 # what each feature added, for the explanation of what is handed out
