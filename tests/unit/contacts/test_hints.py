@@ -148,7 +148,7 @@ def test_unusual_mood_note(mood, energy, usual_mood, usual_energy, note):
         (
             "new",
             [
-                "New contact: no memories yet",
+                "New contact: you know little about them yet",
                 "Ask 1-2 discovery questions per reply, naturally (name, interests, pets, work)",
                 "Be warm and welcoming; focus on building rapport",
             ],
@@ -242,7 +242,7 @@ def test_render_new_neutral_contact_without_usual_mood():
         "- Current mood: neutral (energy: medium)\n"
         "- Relationship stage: new (1 session, active streak: 1)\n"
         "ADAPTATION:\n"
-        "- New contact: no memories yet\n"
+        "- New contact: you know little about them yet\n"
         "- Ask 1-2 discovery questions per reply, naturally (name, interests, pets, work)\n"
         "- Be warm and welcoming; focus on building rapport\n"
     )
