@@ -56,7 +56,7 @@ class ScoredMemory:
     signals: scoring.Signals
     cosine: float
     bm25: float
-    found_by: tuple[str, ...]  # "vector", "keyword", "entity", "neighbour" (or "importance" with no query)
+    found_by: tuple[str, ...]  # "vector", "keyword", "entity", "time", "neighbour" (or "importance" with no query)
     matched_entities: tuple[str, ...] = ()
     context_cosine: float = 0.0
     entity_weights: tuple[float, ...] = ()  # the specificity (IDF weight) of each matched entity, in order
