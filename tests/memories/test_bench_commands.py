@@ -8,7 +8,7 @@ import json
 import re
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from apps.core.embeddings import CachedEmbedder, get_embedder
 from apps.memories.benchmarks import hnsw_bloat_note
@@ -121,6 +121,48 @@ def test_bench_retrieval_ingests_asks_and_maps_memories_back_to_turns(tmp_path):
     assert "engram-hybrid" in printed
     assert not Tenant.objects.filter(slug__startswith="bench-").exists()  # removed without --keep
     assert not Memory.objects.exists()
+
+
+@pytest.mark.django_db
+def test_bench_retrieval_reuse_in_process_asks_a_kept_tenant_without_ingesting(tmp_path, tenant, other_tenant):
+    from apps.memories.benchmarks import as_in_production, locomo
+    from apps.memories.benchmarks.end_to_end import ingest_items
+    from apps.memories.ingest.services import ingest_messages
+
+    dataset = tmp_path / "tiny.json"
+    dataset.write_text(json.dumps(TINY_LOCOMO))
+    # a store as a kept run leaves it: the conversation's contact, its turns' ids prefixed by the conversation's
+    with as_in_production():
+        for conversation in locomo.load(TINY_LOCOMO, stamping="session").conversations:
+            ingest_messages(tenant=tenant, items=ingest_items(conversation), actor="bench")
+    memories = Memory.objects.filter(tenant=tenant).count()
+    figures = tmp_path / "figures.json"
+    out = io.StringIO()
+    call_command(
+        "bench_retrieval",
+        "--dataset",
+        "locomo",
+        "--path",
+        str(dataset),
+        "--reuse",
+        f"locomo={tenant.slug}",
+        "--json",
+        str(figures),
+        stdout=out,
+    )
+    report = json.loads(figures.read_text())["in_process"]["LoCoMo"]
+    assert report["reused"] == tenant.slug
+    assert report["recall"]["all"]["overall"]["R@25"] == 1.0
+    assert "ingest" not in report  # nothing was ingested: the store is asked as it is
+    assert Memory.objects.filter(tenant=tenant).count() == memories
+    assert not Tenant.objects.filter(slug__startswith="bench-").exists()
+    assert f"tenant {tenant.slug} as kept" in out.getvalue()
+    # a tenant that holds no such conversation, or none at all, is refused with what to do, not a traceback
+    reuse = ["bench_retrieval", "--dataset", "locomo", "--path", str(dataset), "--no-baselines", "--reuse"]
+    with pytest.raises(CommandError, match="holds no contact for tiny-1"):
+        call_command(*reuse, f"locomo={other_tenant.slug}")
+    with pytest.raises(CommandError, match="no tenant 'nobody-here' to reuse"):
+        call_command(*reuse, "locomo=nobody-here")
 
 
 @pytest.mark.celery_worker

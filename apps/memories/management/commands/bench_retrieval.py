@@ -124,7 +124,8 @@ class Command(DatabaseCommand):
         http.add_argument(
             "--reuse",
             default="",
-            help="ask again, without ingesting, the tenants a --keep run filled: locomo=SLUG,beam=SLUG",
+            help="ask again, without ingesting, the tenants a --keep run filled: locomo=SLUG,beam=SLUG; without "
+            "--via-http they are asked in process (no stack: an A/B of retrieval code on a fixed store)",
         )
         http.add_argument("--details", help="write every question's ranked turns per phase to this JSON file")
         http.add_argument(
@@ -141,8 +142,8 @@ class Command(DatabaseCommand):
         if {*stampings} - {"session", "spread"} or {*settle_jobs} - set(SETTLE_JOBS):
             raise CommandError("unknown --stamping/--settle value(s)")
         reuse = dict(item.split("=", 1) for item in options["reuse"].split(",") if "=" in item)
-        if not options["via_http"]:
-            stampings = ["spread"]  # the diagnostic's one stamping
+        if not options["via_http"] and not reuse:
+            stampings = ["spread"]  # the diagnostic's one stamping (a reused tenant's is the one it was filled with)
         report: dict[str, Any] = {"runs": [], "baselines": {}}
         runs: list[Run] = []
         with ExitStack() as stack:
@@ -161,6 +162,8 @@ class Command(DatabaseCommand):
                         columns = {phase: value.scores for phase, value in run.phases.items()}
                         runs.append(run)
                         report["runs"].append(run.figures())
+                    elif reuse.get(name):
+                        columns = {"engram": self._in_process_reused(dataset, reuse[name], report)}
                     else:
                         columns = {"engram": self._in_process(dataset, options, report)}
                     report["baselines"][f"{dataset.name} {stamping}"] = {
@@ -263,22 +266,7 @@ class Command(DatabaseCommand):
                         ingest_messages(tenant=tenant, items=items[start : start + BATCH], actor="bench")
                         ingest_seconds += time.perf_counter() - started
                     contact = Contact.objects.get(tenant=tenant, external_id=conversation.id)
-                    prefix = f"{conversation.id}:"
-                    for question in questions.get(conversation.id, []):
-                        began = time.perf_counter()
-                        result = memory_search(
-                            tenant=tenant,
-                            contact=contact,
-                            query=question.text,
-                            top_k=50,
-                            reference_time=conversation.last_at,
-                        )
-                        latencies.append((time.perf_counter() - began) * 1000)
-                        ranked = datasets.ranked_turns(
-                            [source.removeprefix(prefix) for source in item.memory.source_message_ids]
-                            for item in result.results
-                        )
-                        scores.add(question, ranked)
+                    self._ask(tenant, contact, conversation, questions.get(conversation.id, []), scores, latencies)
         finally:
             if not options["keep"]:
                 for tenant in tenants:
@@ -297,6 +285,69 @@ class Command(DatabaseCommand):
         self.stdout.write(
             f"{dataset.name} in process: {turns} turns ingested in {ingest_seconds:.1f} s; "
             f"search latency p50 {latency['p50']} ms, p95 {latency['p95']} ms"
+        )
+        return scores
+
+    @staticmethod
+    def _ask(
+        tenant: Tenant,
+        contact: Contact,
+        conversation: datasets.Conversation,
+        questions: list[datasets.Question],
+        scores: datasets.Scores,
+        latencies: list[float],
+    ) -> None:
+        """Each question as `POST /memories/search` asks it in the HTTP run (top 50, as of the conversation's
+        last turn), its memories mapped back to the conversation's turns."""
+        prefix = f"{conversation.id}:"
+        for question in questions:
+            began = time.perf_counter()
+            result = memory_search(
+                tenant=tenant, contact=contact, query=question.text, top_k=50, reference_time=conversation.last_at
+            )
+            latencies.append((time.perf_counter() - began) * 1000)
+            ranked = datasets.ranked_turns(
+                [source.removeprefix(prefix) for source in item.memory.source_message_ids] for item in result.results
+            )
+            scores.add(question, ranked)
+
+    def _in_process_reused(self, dataset: datasets.Dataset, slug: str, report: dict[str, Any]) -> datasets.Scores:
+        """The questions asked in process of a tenant a `--via-http --keep` run filled (one contact per
+        conversation): no ingest, no stack. On session 24's settled tenants this gave the HTTP run's settled R@10
+        to the fourth decimal (LoCoMo 0.8275, BEAM 0.7352): a fixed store on which two versions of the retrieval
+        code compare in minutes (docs/benchmarks.md, "Session 25")."""
+        tenant = Tenant.objects.filter(slug=slug).first()
+        if tenant is None:
+            raise CommandError(f"no tenant {slug!r} to reuse")
+        contacts = {contact.external_id: contact for contact in Contact.objects.filter(tenant=tenant)}
+        missing = [conversation.id for conversation in dataset.conversations if conversation.id not in contacts]
+        if missing:
+            raise CommandError(
+                f"tenant {slug!r} holds no contact for {', '.join(missing[:3])}"
+                f"{' …' if len(missing) > 3 else ''}: reuse a tenant a --via-http --keep run of {dataset.name} filled"
+            )
+        scores = datasets.Scores()
+        latencies: list[float] = []
+        questions = datasets.by_conversation(dataset.questions)
+        with as_in_production():
+            for conversation in tqdm(dataset.conversations, desc="conversations", unit="conv", file=self.stdout):
+                self._ask(
+                    tenant,
+                    contacts[conversation.id],
+                    conversation,
+                    questions.get(conversation.id, []),
+                    scores,
+                    latencies,
+                )
+        latency = datasets.percentiles(latencies)
+        report.setdefault("in_process", {})[dataset.name] = {
+            "recall": scores.figures(dataset),
+            "search_ms": latency,
+            "reused": slug,
+        }
+        self.stdout.write(
+            f"{dataset.name} in process, tenant {slug} as kept: search latency p50 {latency['p50']} ms, "
+            f"p95 {latency['p95']} ms"
         )
         return scores
 
