@@ -380,3 +380,17 @@ def test_a_long_reply_in_many_chunks_does_not_crowd_out_what_the_user_said(api):
     assert factors["chunks:S1:3"] == 1.0  # a short turn: not split, not discounted
     replies = [factor for source, factor in factors.items() if source.endswith((":2", ":4"))]
     assert replies and all(factor < 1.0 for factor in replies)
+    assert body["summary"] is False
+
+
+def test_a_request_for_a_summary_counts_the_long_replies_whole(api):
+    """A summary covers what was explained at length: a request for one keeps every chunk's whole score
+    (explain.chunk_factor 1, and the search says `summary`), so the replies' chunks are among its results."""
+    _ingest(api, "recap", ASSISTANT_CHAT, roles=("user", "assistant"))
+    body = _search(api, "recap", "Can you summarize the cooking ideas you gave me?")
+    assert body["summary"] is True
+    replies = {row["sources"][0] for row in body["results"]} & {
+        f"recap:S{session}:{turn}" for session, turn in [(1, 2), (1, 4), (2, 2), (2, 4), (3, 2)]
+    }
+    assert replies
+    assert {row["explain"]["chunk_factor"] for row in body["results"]} == {1.0}

@@ -85,4 +85,5 @@ def search_payload(
         body["time_windows"] = [window.explain() for window in result.time_windows]
         body["speakers"] = list(result.speakers)
         body["diversified"] = result.diversified
+        body["summary"] = result.summary
     return body

@@ -202,6 +202,7 @@ def memory_search(
     signals_of: list[scoring.Signals] = []
     scores: list[float] = []
     factors: list[tuple[float, float]] = []  # each candidate's (window_factor, chunk_factor)
+    summary = chunk_share.asks_for_summary(query)  # a summary covers the long messages too: no chunk share
     for value, (candidate, _, speaker_match, _, entity_match, time_match, outside_window, _) in zip(
         relevance, parts, strict=True
     ):
@@ -220,7 +221,7 @@ def memory_search(
             outdated = candidate.memory.outdated
             score = scoring.ranked_score(relevance=value, signals=signals, weights=weights, outdated=outdated)
         window_factor = outside_windows if outside_window else 1.0
-        chunk_factor = chunk_share.factor(candidate.chunks)
+        chunk_factor = 1.0 if summary else chunk_share.factor(candidate.chunks)
         score = factored(score, window_factor=window_factor, chunk_factor=chunk_factor)
         signals_of.append(signals)
         scores.append(score)
@@ -272,6 +273,7 @@ def memory_search(
         time_windows=windows,
         speakers=tuple(sorted(speakers)),
         diversified=many,
+        summary=summary,
     )
 
 

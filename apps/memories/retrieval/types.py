@@ -112,3 +112,4 @@ class SearchResult:
     time_windows: tuple[time_window.TimeWindow, ...] = ()
     speakers: tuple[str, ...] = ()  # the speaker the query names (its slug), when it names exactly one
     diversified: bool = False  # a list or count question: ranked for coverage (signals/diversity.py)
+    summary: bool = False  # a request for a summary: no chunk share (signals/chunk_share.asks_for_summary)

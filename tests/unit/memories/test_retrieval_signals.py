@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from apps.memories.retrieval.signals import diversity, speaker, specificity, time_window
+from apps.memories.retrieval.signals import chunk_share, diversity, speaker, specificity, time_window
 
 SATURDAY_NOON = datetime(2024, 1, 20, 12, tzinfo=UTC)  # a Saturday
 
@@ -260,3 +260,31 @@ def test_a_memory_outside_a_narrow_window_keeps_half_its_score_and_outside_a_yea
     assert time_window.miss_factor([year]) == 0.95
     assert time_window.miss_factor([day, year]) == 0.5
     assert time_window.miss_factor([]) == 1.0
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "Can you give me a comprehensive summary of how my weather app project has progressed?",
+        "Can you summarize what I learned about autocomplete?",
+        "Summarise our discussions about the budget tracker",
+        "A quick recap of the deployment steps, please",
+        "Give me an overview of the security work so far",
+        "Could you sum it up for me?",
+    ],
+)
+def test_a_request_for_a_summary_is_recognised(query):
+    assert chunk_share.asks_for_summary(query)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "What did I say about the summer trip?",  # "summer" is no summary
+        "Which dishes would you suggest for my dinner?",
+        "How many summits did he climb?",
+        "What is the sum of my two invoices?",
+    ],
+)
+def test_other_questions_are_not_summary_requests(query):
+    assert not chunk_share.asks_for_summary(query)

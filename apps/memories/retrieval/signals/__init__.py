@@ -69,7 +69,8 @@ FACTORS: tuple[Signal, ...] = (
         "chunk_factor",
         "apps.memories.retrieval.signals.chunk_share",
         False,
-        "one of the n chunks of a long message (a message split at ingest): n^−0.2, so it is not n chances",
+        "one of the n chunks of a long message (a message split at ingest): n^−0.2, so it is not n chances; "
+        "1 for a request for a summary, which covers the long messages too",
     ),
 )
 
