@@ -221,7 +221,7 @@ def memory_search(
             outdated = candidate.memory.outdated
             score = scoring.ranked_score(relevance=value, signals=signals, weights=weights, outdated=outdated)
         window_factor = outside_windows if outside_window else 1.0
-        chunk_factor = 1.0 if summary else chunk_share.factor(candidate.chunks)
+        chunk_factor = chunk_share.factor(candidate.chunks, summary=summary)
         score = factored(score, window_factor=window_factor, chunk_factor=chunk_factor)
         signals_of.append(signals)
         scores.append(score)

@@ -277,6 +277,11 @@ def test_a_request_for_a_summary_is_recognised(query):
     assert chunk_share.asks_for_summary(query)
 
 
+def test_a_summary_request_keeps_a_chunks_whole_score():
+    assert chunk_share.factor(10) < 1.0
+    assert chunk_share.factor(10, summary=True) == 1.0
+
+
 @pytest.mark.parametrize(
     "query",
     [

@@ -50,9 +50,9 @@ def split_into(chunk: str | None, chunks: str | None) -> int:
     return 1
 
 
-def factor(chunks: int) -> float:
+def factor(chunks: int, *, summary: bool = False) -> float:
     """What the score of a memory from one of `chunks` chunks of a message is multiplied by (1.0 when the
-    message was not split)."""
-    if chunks <= 1:
+    message was not split, or for a request for a summary: `asks_for_summary`)."""
+    if chunks <= 1 or summary:
         return 1.0
     return round(chunks**-EXPONENT, 4)
