@@ -148,10 +148,16 @@ def test_bench_retrieval_reuse_in_process_asks_a_kept_tenant_without_ingesting(t
         f"locomo={tenant.slug}",
         "--json",
         str(figures),
+        "--details",
+        str(tmp_path / "details.json"),
         stdout=out,
     )
     report = json.loads(figures.read_text())["in_process"]["LoCoMo"]
     assert report["reused"] == tenant.slug
+    # every question's ranked turns, as the HTTP run writes them (it wrote `{}` in process until session 26)
+    details = json.loads((tmp_path / "details.json").read_text())["LoCoMo session"]["in_process"]
+    assert [line["question"] for line in details] == [question["question"] for question in TINY_LOCOMO[0]["qa"]]
+    assert all(set(line["evidence"]) <= set(line["ranked"]) for line in details)
     assert report["recall"]["all"]["overall"]["R@25"] == 1.0
     assert "ingest" not in report  # nothing was ingested: the store is asked as it is
     assert Memory.objects.filter(tenant=tenant).count() == memories

@@ -95,6 +95,17 @@ def ranked_turns(sources_per_result: Iterable[Sequence[str]]) -> list[str]:
     return ranked
 
 
+def detail(question: Question, ranked: Sequence[str]) -> dict[str, Any]:
+    """One question's line of a `--details` file: what was asked, its evidence and the first 25 turns returned."""
+    return {
+        "conversation": question.conversation,
+        "question": question.text,
+        "category": question.category,
+        "evidence": list(question.evidence),
+        "ranked": list(ranked[:25]),
+    }
+
+
 def recall_at(ranked: Sequence[str], evidence: Sequence[str], k: int) -> float:
     if not evidence:
         return 1.0

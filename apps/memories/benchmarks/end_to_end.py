@@ -165,15 +165,7 @@ def ask_all(
             [source.removeprefix(prefix) for source in row["sources"]] for row in answer.body["results"]
         )
         phase.scores.add(question, ranked)
-        phase.details.append(
-            {
-                "conversation": question.conversation,
-                "question": question.text,
-                "category": question.category,
-                "evidence": list(question.evidence),
-                "ranked": ranked[:25],
-            }
-        )
+        phase.details.append(datasets.detail(question, ranked))
         tick()
 
 

@@ -146,6 +146,7 @@ class Command(DatabaseCommand):
             stampings = ["spread"]  # the diagnostic's one stamping (a reused tenant's is the one it was filled with)
         report: dict[str, Any] = {"runs": [], "baselines": {}}
         runs: list[Run] = []
+        self._details: dict[str, list[dict[str, Any]]] = {}  # the in-process questions' ranked turns, per dataset
         with ExitStack() as stack:
             base_url = ""
             if options["via_http"]:
@@ -164,8 +165,10 @@ class Command(DatabaseCommand):
                         report["runs"].append(run.figures())
                     elif reuse.get(name):
                         columns = {"engram": self._in_process_reused(dataset, reuse[name], report)}
+                        self._details[f"{dataset.name} {stamping}"] = self._asked
                     else:
                         columns = {"engram": self._in_process(dataset, options, report)}
+                        self._details[f"{dataset.name} {stamping}"] = self._asked
                     report["baselines"][f"{dataset.name} {stamping}"] = {
                         retriever: scores.figures(dataset) for retriever, scores in baselines.items()
                     }
@@ -184,7 +187,8 @@ class Command(DatabaseCommand):
                 {
                     f"{run.dataset.name} {run.stamping}": {name: phase.details for name, phase in run.phases.items()}
                     for run in runs
-                },
+                }
+                | {key: {"in_process": details} for key, details in self._details.items()},
             )
 
     def _load(self, name: str, options: dict[str, Any], *, stamping: str) -> datasets.Dataset:
@@ -249,6 +253,7 @@ class Command(DatabaseCommand):
         self, dataset: datasets.Dataset, options: dict[str, Any], report: dict[str, Any]
     ) -> datasets.Scores:
         run = timezone.now().strftime("%Y%m%d%H%M%S")
+        self._asked: list[dict[str, Any]] = []
         scores = datasets.Scores()
         latencies: list[float] = []
         ingest_seconds = 0.0
@@ -288,8 +293,8 @@ class Command(DatabaseCommand):
         )
         return scores
 
-    @staticmethod
     def _ask(
+        self,
         tenant: Tenant,
         contact: Contact,
         conversation: datasets.Conversation,
@@ -310,6 +315,7 @@ class Command(DatabaseCommand):
                 [source.removeprefix(prefix) for source in item.memory.source_message_ids] for item in result.results
             )
             scores.add(question, ranked)
+            self._asked.append(datasets.detail(question, ranked))
 
     def _in_process_reused(self, dataset: datasets.Dataset, slug: str, report: dict[str, Any]) -> datasets.Scores:
         """The questions asked in process of a tenant a `--via-http --keep` run filled (one contact per
@@ -326,6 +332,7 @@ class Command(DatabaseCommand):
                 f"tenant {slug!r} holds no contact for {', '.join(missing[:3])}"
                 f"{' …' if len(missing) > 3 else ''}: reuse a tenant a --via-http --keep run of {dataset.name} filled"
             )
+        self._asked = []
         scores = datasets.Scores()
         latencies: list[float] = []
         questions = datasets.by_conversation(dataset.questions)
