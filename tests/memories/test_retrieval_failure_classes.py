@@ -394,3 +394,34 @@ def test_a_request_for_a_summary_counts_the_long_replies_whole(api):
     }
     assert replies
     assert {row["explain"]["chunk_factor"] for row in body["results"]} == {1.0}
+
+
+# What Mia bought is said once, in the past tense; the question asks with "did … buy", which no stemmer
+# joins to "bought"
+IRREGULAR_VERB = [
+    (
+        DAY,
+        [
+            ("Mia", "I bought an old typewriter at the flea market on Sunday."),
+            ("Jo", "Does it still work?"),
+            ("Mia", "Mostly, the letter e sticks a little."),
+            ("Jo", "Typewriters are so loud, I could never write on one."),
+            ("Mia", "I like the noise, it feels like real work is happening."),
+            ("Jo", "Send me a photo of it!"),
+        ],
+    ),
+]
+
+
+def test_a_question_asked_with_one_form_of_an_irregular_verb_matches_the_others(api):
+    """A question asked "What did she buy?" against "I bought…": the other forms of the query's irregular verbs are
+    searched too (retrieval/inflections.py), so the answer is a keyword match (BM25 > 0), not only the embedding's."""
+    _ingest(api, "verbs", IRREGULAR_VERB)
+    body = _search(api, "verbs", "What did she buy?")  # no other word of the answer
+    assert body["verb_forms"] == [["bought", "buy"]]  # lexemes, as the stemmer gives them
+    answer = next(row for row in body["results"] if row["sources"] == ["verbs:S1:1"])
+    assert "keyword" in answer["explain"]["found_by"]
+    assert answer["explain"]["bm25"] > 0
+    assert _turns(body, "verbs")[0] == "S1:1"
+    # a question without an irregular verb searches no other forms
+    assert _search(api, "verbs", "What did she paint?")["verb_forms"] == []

@@ -15,10 +15,11 @@ The candidate statement (candidates.py) reads all of them; search.py assembles t
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.utils.text import slugify
@@ -26,6 +27,7 @@ from django.utils.text import slugify
 from apps.contacts.models import Contact
 from apps.core.rows import bound_cursor
 from apps.memories.models.memory import scope_token
+from apps.memories.retrieval import inflections
 from apps.memories.retrieval.lexicon import (
     LEXICON_FROM,
     Stats,
@@ -103,15 +105,20 @@ class NamedEntity:
 
 @dataclass(frozen=True)
 class Terms:
-    lexemes: list[str]
+    lexemes: list[str]  # the query's, and the other forms of its irregular verbs
     named: list[NamedEntity]
+    # the lexemes of each irregular verb the query uses, all its forms ("go" → go, went, gone): one term for
+    # BM25 (scope_stats gives each the group's document frequency; retrieval/inflections.py)
+    verbs: list[tuple[str, ...]] = field(default_factory=list)
 
 
 def query_terms(scope: Scope, query: str) -> Terms:
     """The query's lexemes and the scope's entities it names (every word and word pair is a possible slug),
     each with its memory links counted up to UBIQUITY_LINK_CAP: one statement. The links are counted from
     the (entity, memory) index alone, superseded or deleted memories included: checking each linked memory
-    is current was a heap visit per link (query terms 2.3 -> 0.9 ms p50 at 100k, same A/B run)."""
+    is current was a heap visit per link (query terms 2.3 -> 0.9 ms p50 at 100k, same A/B run). The forms of
+    the query's irregular verbs are stemmed in the same statement and join its lexemes ("go" → "went",
+    "gone": retrieval/inflections.py)."""
     scope_sql, params = scope.sql()
     contact_clause = "e.contact_id = %(scope_contact)s" if scope.contact is not None else "e.contact_id IS NULL"
     # a search restricted to some memory types counts only the links to those (a few facts among hundreds
@@ -123,30 +130,45 @@ def query_terms(scope: Scope, query: str) -> Terms:
     )
     with bound_cursor() as cursor:
         cursor.execute(
-            "SELECT q.lexemes, e.id, e.entity_type, e.slug, e.linked, e.is_speaker, e.aliases "
+            "SELECT q.lexemes, v.forms, e.id, e.entity_type, e.slug, e.linked, e.is_speaker, e.aliases "
             "FROM (SELECT coalesce(array_agg(lexeme), '{}') AS lexemes "
             "      FROM unnest(to_tsvector('english', %(query)s))) q "
+            # each verb's forms stemmed, as '<verb number> <lexeme>'
+            "CROSS JOIN (SELECT coalesce(array_agg(g.number || ' ' || l.lexeme), '{}') AS forms "
+            "      FROM unnest(%(verbs)s::text[]) WITH ORDINALITY g(words, number) "
+            "      CROSS JOIN LATERAL unnest(to_tsvector('english', g.words)) l) v "
             "LEFT JOIN LATERAL (SELECT e.id, e.entity_type, e.slug, "
             "  (SELECT count(*) FROM (SELECT 1 FROM memories_memoryentity me "
             f"     {current}me.entity_id = e.id LIMIT %(link_cap)s) l) AS linked, "
             "  coalesce(e.metadata->>'role', '') = 'speaker' AS is_speaker, e.aliases "
             f"  FROM entities_entity e WHERE e.tenant_id = %(scope_tenant)s AND {contact_clause} "
             "   AND (e.slug = ANY(%(slugs)s) OR e.aliases && %(slugs)s::varchar[])) e ON true",
-            {**params, "query": query, "link_cap": UBIQUITY_LINK_CAP, "slugs": sorted(query_slugs(query))},
+            {
+                **params,
+                "query": query,
+                "verbs": [" ".join(forms) for forms in inflections.verb_forms(query)],
+                "link_cap": UBIQUITY_LINK_CAP,
+                "slugs": sorted(query_slugs(query)),
+            },
         )
         rows = cursor.fetchall()
-    lexemes = [lexeme for lexeme in (rows[0][0] if rows else []) if lexeme]
+    verbs: dict[str, list[str]] = {}
+    for item in rows[0][1] if rows else []:
+        number, lexeme = item.split(" ", 1)
+        verbs.setdefault(number, []).append(lexeme)
+    groups = [tuple(group) for group in verbs.values() if len(group) > 1]
+    lexemes = sorted({lexeme for lexeme in (rows[0][0] if rows else []) if lexeme} | {x for g in groups for x in g})
     named = [
         NamedEntity(
-            EntityRef(id=row[1], entity_type=row[2], slug=row[3]),
-            linked=int(row[4]),
-            is_speaker=bool(row[5]),
-            aliases=tuple(row[6] or ()),
+            EntityRef(id=row[2], entity_type=row[3], slug=row[4]),
+            linked=int(row[5]),
+            is_speaker=bool(row[6]),
+            aliases=tuple(row[7] or ()),
         )
         for row in rows
-        if row[1] is not None
+        if row[2] is not None
     ]
-    return Terms(lexemes=lexemes, named=named)
+    return Terms(lexemes=lexemes, named=named, verbs=groups)
 
 
 def quoted_lexemes(lexemes: Sequence[str]) -> list[str]:
@@ -154,9 +176,21 @@ def quoted_lexemes(lexemes: Sequence[str]) -> list[str]:
     return ["'" + lexeme.replace("'", "''") + "'" for lexeme in lexemes]
 
 
-def scope_stats(scope: Scope, lexemes: list[str]) -> Stats:
+def scope_stats(scope: Scope, lexemes: list[str], *, verbs: Sequence[Sequence[str]] = ()) -> Stats:
     """Scope size, average tsvector lengths and the document frequency of each query lexeme: from the
-    scope's lexicon when a worker has built one (retrieval.lexicon), else counted in one SQL statement."""
+    scope's lexicon when a worker has built one (retrieval.lexicon), else counted in one SQL statement. The
+    forms of one verb (`verbs`, Terms.verbs) each take the frequency of all of them: one term."""
+    stats = _scope_stats(scope, lexemes)
+    if not verbs:
+        return stats
+    return dataclasses.replace(
+        stats,
+        search_df=inflections.grouped_df(stats.search_df, verbs),
+        context_df=inflections.grouped_df(stats.context_df, verbs),
+    )
+
+
+def _scope_stats(scope: Scope, lexemes: list[str]) -> Stats:
     lexicon = scope_lexicon_get(tenant_id=scope.tenant.pk, contact_id=scope.contact_id, lexemes=lexemes)
     if lexicon is not None:
         return lexicon

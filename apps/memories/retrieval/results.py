@@ -86,4 +86,5 @@ def search_payload(
         body["speakers"] = list(result.speakers)
         body["diversified"] = result.diversified
         body["summary"] = result.summary
+        body["verb_forms"] = [list(forms) for forms in result.verbs]
     return body

@@ -2,8 +2,9 @@
 
 Three round trips, whatever the scope's size (docs/retrieval.md), each in the module of its step:
 
-1. `query.query_terms` — one statement: the query's lexemes (PostgreSQL's own `english` parser and stemmer)
-   and the scope's entities the query names, each with a capped count of its memory links.
+1. `query.query_terms` — one statement: the query's lexemes (PostgreSQL's own `english` parser and stemmer),
+   with the other forms of its irregular verbs ("go": "went", "gone"; inflections.py), and the scope's
+   entities the query names, each with a capped count of its memory links.
 2. `query.scope_stats` — document frequencies for BM25: the scope's lexicon in Redis (one HMGET), or counted
    exactly in SQL for a small scope.
 3. `candidates.fetch` — one statement: candidates from the vector, keyword, entity and time sources, unioned
@@ -129,7 +130,7 @@ def memory_search(
     )
     vector = query_vector if query_vector is not None else embed_query(perspective, tenant=tenant, contact=contact)
     windows = time_window.windows(query, reference=reference_time)
-    stats = scope_stats(scope, terms.lexemes)
+    stats = scope_stats(scope, terms.lexemes, verbs=terms.verbs)
     query_entities = discriminating(terms.named, total=stats.total)
     found = candidates.fetch(
         scope,
@@ -141,7 +142,9 @@ def memory_search(
         windows=windows,
     )
     if not found:
-        return SearchResult(results=[], query_entities=query_entities, candidates=0, time_windows=windows)
+        return SearchResult(
+            results=[], query_entities=query_entities, candidates=0, time_windows=windows, verbs=tuple(terms.verbs)
+        )
     features = [
         relevance_rules.Features(
             cosine=candidate.cosine,
@@ -274,6 +277,7 @@ def memory_search(
         speakers=tuple(sorted(speakers)),
         diversified=many,
         summary=summary,
+        verbs=tuple(terms.verbs),
     )
 
 

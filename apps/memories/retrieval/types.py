@@ -113,3 +113,5 @@ class SearchResult:
     speakers: tuple[str, ...] = ()  # the speaker the query names (its slug), when it names exactly one
     diversified: bool = False  # a list or count question: ranked for coverage (signals/diversity.py)
     summary: bool = False  # a request for a summary: no chunk share (signals/chunk_share.asks_for_summary)
+    # the lexemes of each irregular verb the query uses, searched as one term (retrieval/inflections.py)
+    verbs: tuple[tuple[str, ...], ...] = ()
