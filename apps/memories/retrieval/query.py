@@ -157,7 +157,9 @@ def query_terms(scope: Scope, query: str) -> Terms:
         number, lexeme = item.split(" ", 1)
         verbs.setdefault(number, []).append(lexeme)
     groups = [tuple(group) for group in verbs.values() if len(group) > 1]
-    lexemes = sorted({lexeme for lexeme in (rows[0][0] if rows else []) if lexeme} | {x for g in groups for x in g})
+    lexemes = sorted(
+        {lexeme for lexeme in (rows[0][0] if rows else []) if lexeme} | {lexeme for group in groups for lexeme in group}
+    )
     named = [
         NamedEntity(
             EntityRef(id=row[2], entity_type=row[3], slug=row[4]),
