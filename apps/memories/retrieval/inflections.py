@@ -9,9 +9,10 @@ weighs what "go" does and a turn that says either matches the question's verb al
 dataset's phrasing: the question's "did" + base form against the answer's past tense is how English asks
 about the past. Measured in docs/benchmarks.md ("Session 26").
 
-Forms that are mostly another word are left out ("left", "saw", "found", "felt", "rose", "spring", "bit",
-"lay"…): "a bit of a snag" is no form of "bite". So are verbs whose forms are stop words ("be", "have",
-"do") or identical ("put", "cut", "read").
+Forms that are mostly another word are left out ("saw", "fell": AMBIGUOUS), and so are verbs whose
+distinctive form is one ("find"/"found", "leave"/"left", "feel"/"felt", "rise"/"rose", "bite"/"bit", "lie"/"lay":
+"a bit of a snag" is no form of "bite"), verbs whose forms are stop words ("be", "have", "do") and verbs whose
+forms are all alike ("put", "cut", "read").
 
 Pure (no Django).
 """
@@ -28,10 +29,10 @@ bleed bled bled | blow blew blown | break broke broken | breed bred bred | bring
 build built built | burn burnt burnt | buy bought bought | catch caught caught | choose chose chosen
 come came come | creep crept crept | deal dealt dealt | dig dug dug | draw drew drawn | dream dreamt dreamt
 drink drank drunk | drive drove driven | eat ate eaten | fall fell fallen | fight fought fought
-find found found | flee fled fled | forbid forbade forbidden | forget forgot forgotten
+flee fled fled | forbid forbade forbidden | forget forgot forgotten
 forgive forgave forgiven | freeze froze frozen | get got gotten | give gave given | go went gone
 grow grew grown | hear heard heard | hide hid hidden | hold held held | keep kept kept | kneel knelt knelt
-know knew known | leap leapt leapt | learn learnt learnt | leave left left | lend lent lent | lose lost lost
+know knew known | leap leapt leapt | learn learnt learnt | lend lent lent | lose lost lost
 make made made | meet met met | pay paid paid | prove proved proven | ride rode ridden | run ran run
 say said said | see saw seen | seek sought sought | sell sold sold | send sent sent | shake shook shaken
 shine shone shone | show showed shown | shrink shrank shrunk | sing sang sung | sit sat sat | sleep slept slept
@@ -43,7 +44,7 @@ weep wept wept | win won won | withdraw withdrew withdrawn | write wrote written
 """
 
 # forms that are mostly another word in conversation (a noun, an adjective, a direction, another verb's form)
-AMBIGUOUS = frozenset({"fell", "found", "left", "saw"})
+AMBIGUOUS = frozenset({"fell", "saw"})
 
 
 def _table() -> dict[str, tuple[str, ...]]:
@@ -66,7 +67,7 @@ def verb_forms(query: str) -> list[tuple[str, ...]]:
     """The irregular verbs the query uses, each as all its forms ("Where did she go?" → [("go", "went",
     "gone")]), in the order met."""
     seen: dict[tuple[str, ...], None] = {}
-    for word in _WORD.findall(query.lower().replace("’", "'")):
+    for word in _WORD.findall(query.lower()):
         forms = FORMS.get(word)
         if forms is not None:
             seen.setdefault(forms, None)
