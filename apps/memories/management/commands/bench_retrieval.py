@@ -164,11 +164,13 @@ class Command(DatabaseCommand):
                         runs.append(run)
                         report["runs"].append(run.figures())
                     elif reuse.get(name):
-                        columns = {"engram": self._in_process_reused(dataset, reuse[name], report)}
-                        self._details[f"{dataset.name} {stamping}"] = self._asked
+                        scores, self._details[f"{dataset.name} {stamping}"] = self._in_process_reused(
+                            dataset, reuse[name], report
+                        )
+                        columns = {"engram": scores}
                     else:
-                        columns = {"engram": self._in_process(dataset, options, report)}
-                        self._details[f"{dataset.name} {stamping}"] = self._asked
+                        scores, self._details[f"{dataset.name} {stamping}"] = self._in_process(dataset, options, report)
+                        columns = {"engram": scores}
                     report["baselines"][f"{dataset.name} {stamping}"] = {
                         retriever: scores.figures(dataset) for retriever, scores in baselines.items()
                     }
@@ -251,9 +253,9 @@ class Command(DatabaseCommand):
 
     def _in_process(
         self, dataset: datasets.Dataset, options: dict[str, Any], report: dict[str, Any]
-    ) -> datasets.Scores:
+    ) -> tuple[datasets.Scores, list[dict[str, Any]]]:
         run = timezone.now().strftime("%Y%m%d%H%M%S")
-        self._asked: list[dict[str, Any]] = []
+        asked: list[dict[str, Any]] = []
         scores = datasets.Scores()
         latencies: list[float] = []
         ingest_seconds = 0.0
@@ -271,7 +273,9 @@ class Command(DatabaseCommand):
                         ingest_messages(tenant=tenant, items=items[start : start + BATCH], actor="bench")
                         ingest_seconds += time.perf_counter() - started
                     contact = Contact.objects.get(tenant=tenant, external_id=conversation.id)
-                    self._ask(tenant, contact, conversation, questions.get(conversation.id, []), scores, latencies)
+                    self._ask(
+                        tenant, contact, conversation, questions.get(conversation.id, []), scores, latencies, asked
+                    )
         finally:
             if not options["keep"]:
                 for tenant in tenants:
@@ -291,19 +295,20 @@ class Command(DatabaseCommand):
             f"{dataset.name} in process: {turns} turns ingested in {ingest_seconds:.1f} s; "
             f"search latency p50 {latency['p50']} ms, p95 {latency['p95']} ms"
         )
-        return scores
+        return scores, asked
 
+    @staticmethod
     def _ask(
-        self,
         tenant: Tenant,
         contact: Contact,
         conversation: datasets.Conversation,
         questions: list[datasets.Question],
         scores: datasets.Scores,
         latencies: list[float],
+        asked: list[dict[str, Any]],
     ) -> None:
         """Each question as `POST /memories/search` asks it in the HTTP run (top 50, as of the conversation's
-        last turn), its memories mapped back to the conversation's turns."""
+        last turn), its memories mapped back to the conversation's turns (`asked`: each one's `--details` line)."""
         prefix = f"{conversation.id}:"
         for question in questions:
             began = time.perf_counter()
@@ -315,9 +320,11 @@ class Command(DatabaseCommand):
                 [source.removeprefix(prefix) for source in item.memory.source_message_ids] for item in result.results
             )
             scores.add(question, ranked)
-            self._asked.append(datasets.detail(question, ranked))
+            asked.append(datasets.detail(question, ranked))
 
-    def _in_process_reused(self, dataset: datasets.Dataset, slug: str, report: dict[str, Any]) -> datasets.Scores:
+    def _in_process_reused(
+        self, dataset: datasets.Dataset, slug: str, report: dict[str, Any]
+    ) -> tuple[datasets.Scores, list[dict[str, Any]]]:
         """The questions asked in process of a tenant a `--via-http --keep` run filled (one contact per
         conversation): no ingest, no stack. On session 24's settled tenants this gave the HTTP run's settled R@10
         to the fourth decimal (LoCoMo 0.8275, BEAM 0.7352): a fixed store on which two versions of the retrieval
@@ -332,7 +339,7 @@ class Command(DatabaseCommand):
                 f"tenant {slug!r} holds no contact for {', '.join(missing[:3])}"
                 f"{' …' if len(missing) > 3 else ''}: reuse a tenant a --via-http --keep run of {dataset.name} filled"
             )
-        self._asked = []
+        asked: list[dict[str, Any]] = []
         scores = datasets.Scores()
         latencies: list[float] = []
         questions = datasets.by_conversation(dataset.questions)
@@ -345,6 +352,7 @@ class Command(DatabaseCommand):
                     questions.get(conversation.id, []),
                     scores,
                     latencies,
+                    asked,
                 )
         latency = datasets.percentiles(latencies)
         report.setdefault("in_process", {})[dataset.name] = {
@@ -356,7 +364,7 @@ class Command(DatabaseCommand):
             f"{dataset.name} in process, tenant {slug} as kept: search latency p50 {latency['p50']} ms, "
             f"p95 {latency['p95']} ms"
         )
-        return scores
+        return scores, asked
 
     def _print(
         self,
