@@ -141,9 +141,15 @@ def memory_search(
         now=now,
         windows=windows,
     )
+    summary = chunk_share.asks_for_summary(query)  # a summary covers the long messages too: no chunk share
     if not found:
         return SearchResult(
-            results=[], query_entities=query_entities, candidates=0, time_windows=windows, verbs=tuple(terms.verbs)
+            results=[],
+            query_entities=query_entities,
+            candidates=0,
+            time_windows=windows,
+            summary=summary,
+            verbs=tuple(terms.verbs),
         )
     features = [
         relevance_rules.Features(
@@ -205,7 +211,6 @@ def memory_search(
     signals_of: list[scoring.Signals] = []
     scores: list[float] = []
     factors: list[tuple[float, float]] = []  # each candidate's (window_factor, chunk_factor)
-    summary = chunk_share.asks_for_summary(query)  # a summary covers the long messages too: no chunk share
     for value, (candidate, _, speaker_match, _, entity_match, time_match, outside_window, _) in zip(
         relevance, parts, strict=True
     ):

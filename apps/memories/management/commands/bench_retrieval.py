@@ -146,7 +146,7 @@ class Command(DatabaseCommand):
             stampings = ["spread"]  # the diagnostic's one stamping (a reused tenant's is the one it was filled with)
         report: dict[str, Any] = {"runs": [], "baselines": {}}
         runs: list[Run] = []
-        self._details: dict[str, list[dict[str, Any]]] = {}  # the in-process questions' ranked turns, per dataset
+        asked: dict[str, list[dict[str, Any]]] = {}  # the in-process questions' --details lines, per dataset
         with ExitStack() as stack:
             base_url = ""
             if options["via_http"]:
@@ -164,22 +164,27 @@ class Command(DatabaseCommand):
                         runs.append(run)
                         report["runs"].append(run.figures())
                     elif reuse.get(name):
-                        scores, self._details[f"{dataset.name} {stamping}"] = self._in_process_reused(
+                        engram, asked[f"{dataset.name} {stamping}"] = self._in_process_reused(
                             dataset, reuse[name], report
                         )
-                        columns = {"engram": scores}
+                        columns = {"engram": engram}
                     else:
-                        scores, self._details[f"{dataset.name} {stamping}"] = self._in_process(dataset, options, report)
-                        columns = {"engram": scores}
+                        engram, asked[f"{dataset.name} {stamping}"] = self._in_process(dataset, options, report)
+                        columns = {"engram": engram}
                     report["baselines"][f"{dataset.name} {stamping}"] = {
                         retriever: scores.figures(dataset) for retriever, scores in baselines.items()
                     }
                     self._print(dataset, stamping, columns, baselines, runs[-1] if options["via_http"] else None)
                     # written after every dataset: a run of an hour keeps what it measured if a later part fails
-                    self._dump(options, report, runs, settle_jobs)
+                    self._dump(options, report, runs, settle_jobs, asked)
 
     def _dump(
-        self, options: dict[str, Any], report: dict[str, Any], runs: list[Run], settle_jobs: tuple[str, ...]
+        self,
+        options: dict[str, Any],
+        report: dict[str, Any],
+        runs: list[Run],
+        settle_jobs: tuple[str, ...],
+        asked: dict[str, list[dict[str, Any]]],
     ) -> None:
         if options["json_out"]:
             dump(options["json_out"], report | {"settle": settle_jobs})
@@ -190,7 +195,7 @@ class Command(DatabaseCommand):
                     f"{run.dataset.name} {run.stamping}": {name: phase.details for name, phase in run.phases.items()}
                     for run in runs
                 }
-                | {key: {"in_process": details} for key, details in self._details.items()},
+                | {key: {"in_process": details} for key, details in asked.items()},
             )
 
     def _load(self, name: str, options: dict[str, Any], *, stamping: str) -> datasets.Dataset:
