@@ -5,7 +5,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
-from django.db.models import F
+from django.db.models import F, Q
 
 from apps.contacts.models import Contact
 from apps.entities.models import Entity
@@ -105,6 +105,11 @@ def entity_upsert_many(
     return resolved
 
 
+# A name becomes an alias once it has addressed its person this many times: one "Ttyl, Bye!" or "my home
+# country, Sweden." read as a vocative must not make "bye" or "sweden" name a speaker (docs/retrieval.md, aliases)
+ALIAS_MIN_ADDRESSED = 2
+
+
 def entity_aliases_add(
     *, tenant: Tenant, contact: Contact | None, aliases: Mapping[str, Mapping[str, tuple[str, int]]], at: datetime
 ) -> int:
@@ -112,43 +117,70 @@ def entity_aliases_add(
     many times it was used)}}.
 
     An alias is how someone is addressed ("Thanks, Mel!" said to the speaker labelled Melanie): a query
-    naming it finds the entity (search's entity terms) and the speaker. Each new alias is added to
-    `Entity.aliases`; `metadata["aliases"][alias]` keeps how it was written, when it was first and last seen
-    and how often. An alias that is itself another person entity of the scope is not added (two people).
-    Returns how many aliases were new. Two reads, then one write per entity that learned an alias."""
+    naming it finds the entity (search's entity terms) and the speaker. Every name seen is recorded in
+    `metadata["aliases"][alias]` (how it was written, when it was first and last seen, how often); it joins
+    `Entity.aliases`, what queries match, once it has addressed the person ALIAS_MIN_ADDRESSED times. A name
+    that is another person of the scope is never an alias; a name used for two people of the scope is
+    neither's ("Yup!" said by both speakers of a chat): it is marked `shared` on both and leaves their
+    aliases. Returns how many aliases were new. One read, then one write per entity that changed."""
     wanted = {slug: names for slug, names in aliases.items() if names}
     if not wanted:
         return 0
-    entities = {
+    every_alias = sorted({alias for names in wanted.values() for alias in names})
+    people = {
         entity.slug: entity
-        for entity in Entity.objects.filter(tenant=tenant, contact=contact, entity_type="person", slug__in=wanted)
+        for entity in Entity.objects.filter(tenant=tenant, contact=contact, entity_type="person").filter(
+            Q(slug__in=[*wanted, *every_alias]) | Q(metadata__aliases__has_any_keys=every_alias)
+        )
     }
-    every_alias = {alias for names in wanted.values() for alias in names}
-    other_people = set(
-        Entity.objects.filter(tenant=tenant, contact=contact, entity_type="person", slug__in=every_alias)
-        .exclude(slug__in=wanted)
-        .values_list("slug", flat=True)
-    )
-    added = 0
+    known = {slug: dict(entity.metadata.get("aliases") or {}) for slug, entity in people.items()}
     stamp = at.isoformat()
+    changed: set[str] = set()
     for slug, names in wanted.items():
-        entity = entities.get(slug)
-        if entity is None:
+        if slug not in people:
             continue
-        known = dict(entity.metadata.get("aliases") or {})
-        changed = False
         for alias, (written, count) in names.items():
-            if alias == slug or alias in other_people:
+            if alias == slug or alias in people:
                 continue
-            record = dict(known.get(alias) or {"name": written, "first_seen": stamp, "addressed": 0})
+            record = dict(known[slug].get(alias) or {"name": written, "first_seen": stamp, "addressed": 0})
             record["addressed"] = int(record.get("addressed", 0)) + count
             record["last_seen"] = stamp
-            known[alias] = record
-            changed = True
-            if alias not in entity.aliases:
-                entity.aliases = [*entity.aliases, alias]
+            known[slug][alias] = record
+            changed.add(slug)
+    for alias in every_alias:
+        holders = [slug for slug in known if alias in known[slug]]
+        if len(holders) > 1:
+            for slug in holders:
+                if not known[slug][alias].get("shared"):
+                    known[slug][alias] = {**known[slug][alias], "shared": True}
+                    changed.add(slug)
+    added = 0
+    for slug in sorted(changed):
+        entity = people[slug]
+        current = [alias for alias in entity.aliases if not (known[slug].get(alias) or {}).get("shared")]
+        for alias in sorted(known[slug]):
+            record = known[slug][alias]
+            if (
+                alias not in current
+                and not record.get("shared")
+                and int(record.get("addressed", 0)) >= ALIAS_MIN_ADDRESSED
+            ):
+                current.append(alias)
                 added += 1
-        if changed:
-            entity.metadata = {**entity.metadata, "aliases": known}
-            entity.save(update_fields=["aliases", "metadata", "updated_at"])
+        entity.aliases = current
+        entity.metadata = {**entity.metadata, "aliases": known[slug]}
+        entity.save(update_fields=["aliases", "metadata", "updated_at"])
     return added
+
+
+def entity_aliases_reset(*, tenant: Tenant, contact: Contact | None) -> int:
+    """Forget the aliases the scope's person entities learned, and how (before they are learned again from the
+    ledger: ingest's `speaker_aliases_relearn`). Returns how many entities had some."""
+    reset = 0
+    for entity in Entity.objects.filter(tenant=tenant, contact=contact, entity_type="person"):
+        if entity.aliases or (entity.metadata or {}).get("aliases"):
+            entity.aliases = []
+            entity.metadata = {key: value for key, value in entity.metadata.items() if key != "aliases"}
+            entity.save(update_fields=["aliases", "metadata", "updated_at"])
+            reset += 1
+    return reset

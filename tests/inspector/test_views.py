@@ -334,7 +334,11 @@ def test_the_entity_graph_shows_a_speakers_aliases(owner_client, tenant):
     from apps.entities.models import Entity
     from apps.memories.ingest.services import IngestItem, ingest_messages
 
-    turns = [("Jordan", "Hey Rosie! How was the weekend?"), ("Sam", "Great, I went to a concert with Lena.")]
+    turns = [
+        ("Jordan", "Hey Rosie! How was the weekend?"),
+        ("Sam", "Great, I went to a concert with Lena."),
+        ("Jordan", "Lucky you, Rosie."),
+    ]
     ingest_messages(
         tenant=tenant,
         items=[
@@ -350,7 +354,7 @@ def test_the_entity_graph_shows_a_speakers_aliases(owner_client, tenant):
     summary = html[sam : html.index("</summary>", sam)]
     assert '<span class="tag">speaker</span>' in summary
     assert "also called" in summary and ">Rosie</span>" in summary
-    assert 'title="addressed so 1× since' in summary
+    assert 'title="addressed so 2× since' in summary
 
 
 def test_contact_export_downloads_memories_with_history_and_messages(owner_client, seeded):

@@ -144,6 +144,73 @@ def test_a_speaker_is_found_by_the_name_the_other_speaker_calls_them(api, tenant
     assert "S1:2" in turns[:2]
 
 
+def test_interjections_places_and_the_other_speaker_are_no_ones_alias(api, tenant):
+    turns = [
+        ("Jordan", "Hey Rosie! How was the weekend?"),
+        ("Sam", "Yup! Great, thanks Buddy. My cousin flew in from my home country, Sweden."),
+        ("Jordan", "Nice one, Buddy. Nah, I stayed in. Hopefully, next time!"),
+        ("Sam", "Yup! You should come, Jordan."),
+    ]
+    _ingest(api, "words", [(DAY, turns)])
+    sam = Entity.objects.get(tenant=tenant, contact__external_id="words", entity_type="person", slug="sam")
+    jordan = Entity.objects.get(tenant=tenant, contact__external_id="words", entity_type="person", slug="jordan")
+    # one "Hey Rosie!" is recorded, and is not yet a name a query can use
+    assert sam.metadata["aliases"]["rosie"]["addressed"] == 1
+    assert sam.aliases == [] and jordan.aliases == []
+    # a word that opens its sentence ("Yup!", "Nah,", "Hopefully,") is not read as addressing anyone
+    assert set(sam.metadata["aliases"]) == {"rosie", "buddy"}
+    # "Buddy" is said to both speakers: neither's name; "Sweden" once, after a comma: recorded, not an alias;
+    # "Jordan" is the other speaker, never an alias of Sam
+    assert sam.metadata["aliases"]["buddy"]["shared"] is True
+    assert jordan.metadata["aliases"]["buddy"]["shared"] is True
+    assert set(jordan.metadata["aliases"]) == {"buddy", "sweden"}
+
+    later = {
+        "contact_id": "words",
+        "conversation_id": "words:s2",
+        "role": "user",
+        "occurred_at": (DAY + timedelta(days=1)).isoformat(),
+    }
+    response = api.post(
+        "/api/v1/ingest/batch",
+        {
+            "messages": [
+                {**later, "message": "Thanks for the book, Rosie!", "speaker": "Jordan", "message_id": "words:S2:1"},
+                {**later, "message": "Anytime!", "speaker": "Sam", "message_id": "words:S2:2"},
+            ]
+        },
+        format="json",
+    )
+    assert response.status_code == 202, response.content
+    sam.refresh_from_db()
+    assert sam.aliases == ["rosie"]  # the second time it addresses her, it is her name
+    assert sam.metadata["aliases"]["rosie"]["addressed"] == 2
+    body = _search(api, "words", "Where did Rosie's cousin fly in from?")
+    assert body["speakers"] == ["sam"]
+
+
+def test_relearn_aliases_forgets_what_an_older_rule_learned(api, tenant):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    _ingest(api, "older", ALIAS)
+    sam = Entity.objects.get(tenant=tenant, contact__external_id="older", entity_type="person", slug="sam")
+    # what the rule before session 27 made of "Yup!" and "Hopefully," opening a sentence
+    sam.aliases = ["rosie", "yup", "hopefully"]
+    sam.metadata = {**sam.metadata, "aliases": {**sam.metadata["aliases"], "yup": {"name": "Yup", "addressed": 7}}}
+    sam.save()
+    out = StringIO()
+    call_command("relearn_aliases", "--tenant", tenant.slug, stdout=out)
+    sam.refresh_from_db()
+    assert sam.aliases == ["rosie"]
+    assert set(sam.metadata["aliases"]) == {"rosie"} and sam.metadata["aliases"]["rosie"]["addressed"] == 3
+    assert sam.metadata["role"] == "speaker"  # the rest of the entity is kept
+    assert f"{tenant.slug}: 1 contacts, 1 aliases learned" in out.getvalue()
+    with pytest.raises(CommandError, match="No tenant with slug 'nobody'"):
+        call_command("relearn_aliases", "--tenant", "nobody")
+
+
 DATED = [
     (
         datetime(2023, 12, 31, 21, 0, tzinfo=UTC),

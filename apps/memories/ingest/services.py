@@ -38,7 +38,7 @@ from apps.core.exceptions import ApplicationError
 from apps.core.moments import occurred_at_problem
 from apps.core.rows import instances_insert
 from apps.core.timing import phase
-from apps.entities.services import entity_aliases_add
+from apps.entities.services import entity_aliases_add, entity_aliases_reset
 from apps.memories import scoring
 from apps.memories.dispatch import EXTRACT_EVENTS, consolidation_schedule, task_queue
 from apps.memories.extraction import ExtractedEntity, extract, salience, slugify
@@ -326,6 +326,32 @@ def speaker_aliases_learn(*, tenant: Tenant, messages: Sequence[Message]) -> int
         entity_aliases_add(tenant=tenant, contact=contacts[scope], aliases=aliases, at=timezone.now())
         for scope, aliases in learned.items()
     )
+
+
+RELEARN_BATCH = 500
+
+
+def speaker_aliases_relearn(*, tenant: Tenant, contact: Contact) -> int:
+    """Learn the contact's speaker aliases again from its ledger, as ingest would today: what an older rule
+    learned ("yup" taken for a name) is forgotten first. Aliases are only ever learned, never set by hand, so
+    nothing else is lost. Reads the contact's messages RELEARN_BATCH at a time. Returns the aliases learned."""
+    entity_aliases_reset(tenant=tenant, contact=contact)
+    messages = (
+        Message.objects.filter(tenant=tenant, conversation__contact=contact, role=Message.ROLE_USER)
+        .exclude(speaker="")
+        .select_related("conversation", "conversation__contact")
+        .order_by("occurred_at", "pk")
+    )
+    learned = 0
+    batch: list[Message] = []
+    for message in messages.iterator(chunk_size=RELEARN_BATCH):
+        batch.append(message)
+        if len(batch) == RELEARN_BATCH:
+            learned += speaker_aliases_learn(tenant=tenant, messages=batch)
+            batch = []
+    if batch:
+        learned += speaker_aliases_learn(tenant=tenant, messages=batch)
+    return learned
 
 
 def _with(entities: Sequence[ExtractedEntity], extra: ExtractedEntity | None) -> tuple[ExtractedEntity, ...]:

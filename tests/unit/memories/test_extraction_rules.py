@@ -13,6 +13,7 @@ from apps.memories.extraction import (
     is_low_content,
     slugify,
 )
+from apps.memories.extraction.rules import addressed_names
 
 
 def stated(extraction: Extraction) -> list[tuple[str, str, str | None, int, bool]]:
@@ -886,6 +887,24 @@ def test_predicate_is_capped_at_200_characters():
 def test_addressing_someone_is_not_a_mention(text, names):
     found = [entity.slug for entity in extract(text).entities if entity.entity_type == "name"]
     assert found == names
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("Thanks, Mel! That means a lot.", ["Mel"]),
+        ("Hey Rosie! How was the trip?", ["Rosie"]),
+        ("Lucky you, Rosie. I stayed home.", ["Rosie"]),
+        ("Yup! Sounds like a plan.", []),
+        ("Nah, I'm good. Thanks, Deb!", ["Deb"]),
+        ("Hopefully, it works out this time.", []),
+        ("Great game! Woohoo! See you, Cal.", ["Cal"]),
+    ],
+    ids=["thanks-comma", "hey", "after-comma", "interjection", "interjection-then-name", "adverb", "many-sentences"],
+)
+def test_an_alias_is_learned_from_a_name_that_does_not_open_its_sentence(text, names):
+    # a word that opens its sentence followed by "!" or "," is as often an interjection as a name
+    assert addressed_names(text) == names
 
 
 @pytest.mark.parametrize(

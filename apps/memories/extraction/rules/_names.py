@@ -161,10 +161,22 @@ def _proper_names(text: str, case: _CaseMode) -> list[tuple[int, str]]:
 
 
 def addressed_names(text: str) -> list[str]:
-    """The names the speaker addresses someone by ("Thanks, Mel!", "Hey Rosie!", "Jon, look at this"), in
-    order, without repeats: in a two-person chat, what the other speaker is called (their aliases)."""
-    names = [name for start, name in _name_runs(text, _case_mode(text)) if _is_vocative(text, start, name)]
+    """The names the speaker addresses someone by after a greeting or a comma ("Thanks, Mel!", "Hey Rosie!",
+    "Lucky you, Rosie."), in order, without repeats: in a two-person chat, what the other speaker is called
+    (their aliases). A capitalised word that opens its sentence ("Yup!", "Nah, ...", "Hopefully, ...",
+    "Jon, look") is not counted: that is how interjections and sentence adverbs are written too, and in
+    LoCoMo's ten chats every such word taken for a name was one (docs/extraction.md, "Speaker aliases")."""
+    names = [
+        name
+        for start, name in _name_runs(text, _case_mode(text))
+        if _is_vocative(text, start, name) and not _opens_sentence(text, start)
+    ]
     return list(dict.fromkeys(names))
+
+
+def _opens_sentence(text: str, start: int) -> bool:
+    before = text[:start].rstrip()
+    return not before or before[-1] in ".!?"
 
 
 # Ingest reads a turn's names twice: its entities (`_proper_names`, while extracting) and, once the batch is
