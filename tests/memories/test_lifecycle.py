@@ -11,7 +11,7 @@ from apps.core.redis import get_redis
 from apps.entities.models import Entity
 from apps.memories.dispatch import consolidation_schedule
 from apps.memories.ingest.services import IngestItem, ingest_messages
-from apps.memories.lifecycle import compression, deferred, periodic_steps
+from apps.memories.lifecycle import compression, deferred, periodic_steps, summarise
 from apps.memories.lifecycle.deferred import conversation_consolidate, near_duplicates_merge
 from apps.memories.lifecycle.session_flush import idle_conversations_flush
 from apps.memories.models import ConsolidationRun, Memory, MemoryEntity, MemoryRevision
@@ -224,7 +224,9 @@ def test_episodes_sharing_an_entity_become_one_pattern(tenant):
     assert compression.episodes_compress(tenant=tenant, contact=contact, now=now, subject="Arjun") == 1
     pattern = Memory.objects.get(tenant=tenant, contact=contact, memory_type="pattern")
     assert pattern.importance == 0.8
-    assert pattern.content.startswith("Arjun frequently talks about Bruno")
+    assert pattern.content.startswith("Arjun frequently talks about Bruno (")
+    # how often, in how many conversations (each day was its own), and when
+    assert ": 7 mentions in 7 conversations between" in pattern.content
     assert "pet:bruno" in {entity.key for entity in pattern.entities.all()}
     compressed = episodes.filter(is_compressed=True)
     assert compressed.count() == 7
@@ -520,3 +522,57 @@ def test_accesses_applied_twice_count_once(tenant, contact):
     access._apply(times)  # the same list once more, as after a crash mid-flush
     memory.refresh_from_db()
     assert (memory.access_count, memory.accessed_at) == (3, T0 + timedelta(hours=5))
+
+
+GIG_CHAT = [
+    "Calvin: Wow, it's amazing! The crowd at the music festival was so loud",
+    "Dave: Wow, the music at the gig was great, it's my favourite band",
+    "Calvin: I'm recording new music in the studio, wow",
+    "Dave: The music video shoot is next week, it's a big stage",
+    "Calvin: Wow, it's a photo of the stage, the music was great",
+]
+SMALL_TALK = [f"Dave: Wow, it's great, I'm fine, thanks Calvin {day}" for day in range(20)]
+
+
+def test_a_pattern_names_what_stands_out_not_the_chats_small_talk():
+    days = [T0 + timedelta(days=day) for day in range(len(GIG_CHAT))]
+    background = summarise.document_frequencies(GIG_CHAT + SMALL_TALK)
+    text = summarise.pattern_statement_offline(
+        texts=GIG_CHAT,
+        dates=days,
+        entity_name=None,
+        subject="Calvin & Dave",
+        sessions=3,
+        background=background,
+        background_size=len(GIG_CHAT) + len(SMALL_TALK),
+    )
+    # "music" is in every gig message and nowhere else; "wow" and "it's" are everywhere, and the speakers'
+    # names are the subject already
+    assert text.startswith("Calvin & Dave repeatedly talk about music, ")
+    assert "wow" not in text and "it's" not in text and "calvin" not in text.lower().split("about")[1]
+    assert ": 5 mentions in 3 conversations between" in text
+    # without a background (an older caller), the most frequent words, contractions still out
+    plain = summarise.pattern_statement_offline(texts=GIG_CHAT, dates=days, entity_name=None, subject="Arjun")
+    assert plain.startswith("Arjun repeatedly talks about ") and "it's" not in plain
+
+
+def test_a_cluster_of_a_quarter_of_everything_is_small_talk_not_a_theme():
+    import uuid
+
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+
+    def unit(vector):
+        return vector / np.linalg.norm(vector)
+
+    greetings, gigs = unit(rng.normal(size=384)), unit(rng.normal(size=384))
+    vectors = (
+        [unit(greetings + 0.02 * rng.normal(size=384)) for _ in range(15)]  # 15 of 45: a third of the chat
+        + [unit(gigs + 0.02 * rng.normal(size=384)) for _ in range(8)]
+        + [unit(rng.normal(size=384)) for _ in range(22)]  # unrelated to each other
+    )
+    episodes = [Memory(pk=uuid.uuid4(), content=f"turn {index}", embedding=v) for index, v in enumerate(vectors)]
+    themes = compression._themes(episodes, {})
+    assert [len(theme.episodes) for theme in themes] == [8]
+    assert {episode.content for episode in themes[0].episodes} == {f"turn {index}" for index in range(15, 23)}

@@ -82,7 +82,13 @@ def _themes(episodes: Sequence[Memory], entity_links: dict[Any, list[Entity]]) -
         else:
             best.episodes.append(episode)
             best.centroid = best.centroid + (vector - best.centroid) / len(best.episodes)
-    themes += [cluster for cluster in clusters if len(cluster.episodes) >= PATTERN_MIN_EPISODES]
+    # a cluster of a large share of everything is the chat's small talk, not a theme (as for entities above)
+    themes += [
+        cluster
+        for cluster in clusters
+        if len(cluster.episodes) >= PATTERN_MIN_EPISODES
+        and not (len(episodes) >= THEME_MIN_SCOPE and len(cluster.episodes) > THEME_MAX_SHARE * len(episodes))
+    ]
     return themes
 
 
@@ -105,7 +111,9 @@ def episodes_compress(*, tenant: Tenant, contact: Contact | None, now: datetime,
     for link in MemoryEntity.objects.filter(memory__in=episodes).select_related("entity"):
         entity_links[link.memory_id].append(link.entity)
     created = 0
-    for theme in _themes(episodes, entity_links):
+    themes = _themes(episodes, entity_links)
+    background = summarise.document_frequencies([episode.content for episode in episodes]) if themes else None
+    for theme in themes:
         texts = [episode.content for episode in theme.episodes]
         content = summarise.pattern_statement(
             texts=texts,
@@ -113,6 +121,9 @@ def episodes_compress(*, tenant: Tenant, contact: Contact | None, now: datetime,
             entity_name=theme.entity.display_name if theme.entity else None,
             subject=subject,
             tenant_id=str(tenant.pk),
+            sessions=len({episode.source_session_id or episode.pk for episode in theme.episodes}),
+            background=background,
+            background_size=len(episodes),
         )
         with transaction.atomic():
             theme_entities = {

@@ -7,6 +7,7 @@ summary stays retrievable by the words the user actually said.
 from __future__ import annotations
 
 import logging
+import math
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -27,11 +28,53 @@ def _strip_speaker(text: str) -> str:
     return re.sub(r"^[^:\n]{1,40}:\s+", "", text.strip())
 
 
-def keywords(texts: Sequence[str], limit: int = 3) -> list[str]:
+def _words(text: str) -> set[str]:
+    """A text's content words for a pattern's topics: lower-cased, no function words, no contractions
+    ("it's", "i'm": the stop list has their parts, not them)."""
+    found = {word.lower().replace("\u2019", "'") for word in _WORD.findall(_strip_speaker(text))}
+    return {word for word in found if "'" not in word and word not in STOPWORDS}
+
+
+def document_frequencies(texts: Sequence[str]) -> Counter[str]:
+    """In how many of `texts` each content word occurs: the background a pattern's topics stand out from."""
     counts: Counter[str] = Counter()
     for text in texts:
-        counts.update({word.lower() for word in _WORD.findall(_strip_speaker(text)) if word.lower() not in STOPWORDS})
-    return [word for word, _ in counts.most_common(limit)]
+        counts.update(_words(text))
+    return counts
+
+
+def keywords(
+    texts: Sequence[str],
+    limit: int = 3,
+    *,
+    background: Counter[str] | None = None,
+    background_size: int = 0,
+    exclude: frozenset[str] = frozenset(),
+) -> list[str]:
+    """The words that say what `texts` are about: each word's count among them, weighted by how rare it is in
+    the rest of the `background` (document frequencies over the scope's episodes, `background_size` of them,
+    `texts` among them): "music" in 40 of 52 episodes about gigs, not "wow" or "photo", which are in every
+    other message of the chat. A word is a topic only when it is more frequent among `texts` than in the rest.
+    Without a background, or when `texts` are all of it, the most frequent. Words of `exclude` (the people the
+    sentence already names) are left out."""
+    counts: Counter[str] = Counter()
+    for text in texts:
+        counts.update(_words(text) - exclude)
+    rest_size = background_size - len(texts)  # the background's other episodes (the texts are among them)
+    if background is None or rest_size <= 0:
+        return [word for word, _ in sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:limit]]
+    rest = {word: max(0, background.get(word, 0) - count) for word, count in counts.items()}
+    weighted = {
+        word: count * math.log((rest_size + 1) / (rest[word] + 0.5))
+        for word, count in counts.items()
+        # said at least twice, and more often here than in the rest of the chat
+        if (count >= 2 or len(texts) < 2) and count / len(texts) > rest[word] / rest_size
+    }
+    return [word for word, _ in sorted(weighted.items(), key=lambda item: (-item[1], item[0]))[:limit]]
+
+
+def _name_words(name: str) -> frozenset[str]:
+    return frozenset(word.lower() for word in re.findall(r"[A-Za-z]+", name))
 
 
 def _span(dates: Sequence[datetime]) -> str:
@@ -42,15 +85,29 @@ def _span(dates: Sequence[datetime]) -> str:
 
 
 def pattern_statement_offline(
-    *, texts: Sequence[str], dates: Sequence[datetime], entity_name: str | None, subject: str = ""
+    *,
+    texts: Sequence[str],
+    dates: Sequence[datetime],
+    entity_name: str | None,
+    subject: str = "",
+    sessions: int = 0,
+    background: Counter[str] | None = None,
+    background_size: int = 0,
 ) -> str:
+    """One sentence for a theme of episodes: who, what about (the theme's entity and its most telling words,
+    against the scope's other episodes when `background` is given), how often (mentions, and in how many
+    conversations when `sessions` is known), and when."""
     who = subject or "The contact"
-    topics = keywords(texts)
+    # "Calvin & Dave" talk; "Arjun" talks
+    verb = "talk" if re.search(r"\s(&|and)\s", who) else "talks"
+    exclude = _name_words(subject) | _name_words(entity_name or "")
+    topics = keywords(texts, background=background, background_size=background_size, exclude=exclude)
+    how_often = f"{len(texts)} mentions" + (f" in {sessions} conversations" if sessions > 1 else "")
     detail = f" ({', '.join(topics)})" if topics else ""
     if entity_name:
-        return f"{who} frequently talks about {entity_name}{detail}: {len(texts)} mentions {_span(dates)}"
+        return f"{who} frequently {verb} about {entity_name}{detail}: {how_often} {_span(dates)}"
     topic = ", ".join(topics) if topics else "the same theme"
-    return f"{who} repeatedly talks about {topic}: {len(texts)} conversations {_span(dates)}"
+    return f"{who} repeatedly {verb} about {topic}: {how_often} {_span(dates)}"
 
 
 def session_summary_offline(*, texts: Sequence[str], subject: str = "", max_sentences: int = 3) -> str:
@@ -88,6 +145,9 @@ def pattern_statement(
     entity_name: str | None,
     subject: str = "",
     tenant_id: str | None = None,
+    sessions: int = 0,
+    background: Counter[str] | None = None,
+    background_size: int = 0,
 ) -> str:
     if llm_is_configured():
         try:
@@ -104,7 +164,15 @@ def pattern_statement(
                 return pattern[:500]
         except LLMUnavailable:
             logger.info("LLM unavailable: offline pattern summary")
-    return pattern_statement_offline(texts=texts, dates=dates, entity_name=entity_name, subject=subject)
+    return pattern_statement_offline(
+        texts=texts,
+        dates=dates,
+        entity_name=entity_name,
+        subject=subject,
+        sessions=sessions,
+        background=background,
+        background_size=background_size,
+    )
 
 
 def session_summary(*, texts: Sequence[str], subject: str = "", tenant_id: str | None = None) -> str:

@@ -27,6 +27,7 @@ _NOT_A_NAME = frozenset(
     i i'm i've i'd i'll im ive ok okay lol omg btw idk tbh lmao haha mr mrs ms dr mom dad mum mama papa
     grandma grandpa god monday tuesday wednesday thursday friday saturday sunday january february march
     april may june july august september october november december
+    it it's we we're you you're he she they them us his its our their
     """)
 )
 
