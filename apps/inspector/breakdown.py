@@ -134,7 +134,7 @@ def _fitted_terms(
 
 
 def _factors(
-    *, before: float, outdated: bool, window_factor: float, chunk_factor: float
+    *, before: float, outdated: bool, window_factor: float, chunk_factor: float, pattern_factor: float = 1.0
 ) -> tuple[tuple[Factor, ...], float]:
     """The factors applied after the sum and the score they give."""
     factors: list[Factor] = []
@@ -147,6 +147,9 @@ def _factors(
     if chunk_factor != 1.0:
         factors.append(Factor("one of a long message's chunks", chunk_factor))
         before *= chunk_factor
+    if pattern_factor != 1.0:
+        factors.append(Factor("a pattern: its episodes answer first", pattern_factor))
+        before *= pattern_factor
     return tuple(factors), before
 
 
@@ -167,6 +170,7 @@ def score_breakdown(
     version = str(ranker.get("version") or HAND)
     window_factor = _number(explain.get("time_window_factor", 1.0))
     chunk_factor = _number(explain.get("chunk_factor", 1.0))
+    pattern_factor = _number(explain.get("pattern_factor", 1.0))
     relevance, usage = 0.0, None
     if version == HAND:
         terms = _hand_terms(signals, weights)
@@ -183,7 +187,11 @@ def score_breakdown(
         )
         before = relevance * usage.total
     factors, composed = _factors(
-        before=before, outdated=outdated, window_factor=window_factor, chunk_factor=chunk_factor
+        before=before,
+        outdated=outdated,
+        window_factor=window_factor,
+        chunk_factor=chunk_factor,
+        pattern_factor=pattern_factor,
     )
     return Breakdown(
         version=version,

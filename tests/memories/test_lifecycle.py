@@ -237,6 +237,15 @@ def test_episodes_sharing_an_entity_become_one_pattern(tenant):
     results = memory_search(tenant=tenant, contact=contact, query="Bruno shoes", top_k=20).results
     assert pattern.pk in {item.memory.pk for item in results}
     assert any(item.memory.is_compressed for item in results)
+    # ... the episodes that say it first: a pattern keeps half its score where no summary is asked for
+    ranked = [item.memory.pk for item in results]
+    shoes = [item for item in results if "ate my shoes" in item.memory.content]
+    summed = next(item for item in results if item.memory.pk == pattern.pk)
+    assert summed.pattern_factor == 0.5 and summed.explain()["pattern_factor"] == 0.5
+    assert len(shoes) == 2 and all(ranked.index(item.memory.pk) < ranked.index(pattern.pk) for item in shoes)
+    assert {item.pattern_factor for item in results if item.memory.pk != pattern.pk} == {1.0}
+    recap = memory_search(tenant=tenant, contact=contact, query="Give me a recap of Bruno", top_k=20).results
+    assert next(item for item in recap if item.memory.pk == pattern.pk).pattern_factor == 1.0
     listed = memory_search(tenant=tenant, contact=contact, query="", top_k=50).results
     assert not any(item.memory.is_compressed for item in listed)
     # idempotent: nothing left to compress

@@ -46,11 +46,12 @@ def _cross_encoder() -> Any:
         return None
 
 
-def factored(score: float, *, window_factor: float, chunk_factor: float) -> float:
+def factored(score: float, *, window_factor: float, chunk_factor: float, pattern_factor: float = 1.0) -> float:
     """`score` after the rules that multiply it, with either ranker and under the reranker (signals.FACTORS):
     outside every time window the query names (a soft filter, time_window.miss_factor), one of the chunks of a
-    long message (chunk_share.factor). A factor of 1.0 leaves the score as it is."""
-    for factor in (window_factor, chunk_factor):
+    long message (chunk_share.factor), a pattern where no summary is asked for (pattern_share.factor). A factor
+    of 1.0 leaves the score as it is."""
+    for factor in (window_factor, chunk_factor, pattern_factor):
         if factor != 1.0:
             score = round(score * factor, 6)
     return score
@@ -76,6 +77,11 @@ def reranked(query: str, scored: list[ScoredMemory], weights: scoring.Weights) -
                 relevance=signals.similarity, signals=signals, weights=weights, outdated=item.memory.outdated
             )
         )
-        score = factored(score, window_factor=item.window_factor, chunk_factor=item.chunk_factor)
+        score = factored(
+            score,
+            window_factor=item.window_factor,
+            chunk_factor=item.chunk_factor,
+            pattern_factor=item.pattern_factor,
+        )
         rescored.append(dataclasses.replace(item, signals=signals, score=score))
     return sorted(rescored, key=rank_key) + tail

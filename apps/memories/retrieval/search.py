@@ -47,7 +47,7 @@ from apps.memories.retrieval import ranker as ranking
 from apps.memories.retrieval import relevance as relevance_rules
 from apps.memories.retrieval.query import Scope, discriminating, query_terms, scope_stats, surface_names
 from apps.memories.retrieval.rerank import RERANK_TOP, factored, rank_key_of, reranked
-from apps.memories.retrieval.signals import chunk_share, diversity, specificity, time_window
+from apps.memories.retrieval.signals import chunk_share, diversity, pattern_share, specificity, time_window
 from apps.memories.retrieval.signals import speaker as speaker_signal
 from apps.memories.retrieval.types import HAND, EntityRef, ScoredMemory, SearchResult
 from apps.tenants.models import Tenant
@@ -210,7 +210,7 @@ def memory_search(
     # once, with its contributions when the fitted ranker scored it (docs/benchmarks.md, "Session 24").
     signals_of: list[scoring.Signals] = []
     scores: list[float] = []
-    factors: list[tuple[float, float]] = []  # each candidate's (window_factor, chunk_factor)
+    factors: list[tuple[float, float, float]] = []  # each candidate's (window_factor, chunk_factor, pattern_factor)
     for value, (candidate, _, speaker_match, _, entity_match, time_match, outside_window, _) in zip(
         relevance, parts, strict=True
     ):
@@ -230,15 +230,16 @@ def memory_search(
             score = scoring.ranked_score(relevance=value, signals=signals, weights=weights, outdated=outdated)
         window_factor = outside_windows if outside_window else 1.0
         chunk_factor = chunk_share.factor(candidate.chunks, summary=summary)
-        score = factored(score, window_factor=window_factor, chunk_factor=chunk_factor)
+        pattern_factor = pattern_share.factor(candidate.memory.memory_type, summary=summary)
+        score = factored(score, window_factor=window_factor, chunk_factor=chunk_factor, pattern_factor=pattern_factor)
         signals_of.append(signals)
         scores.append(score)
-        factors.append((window_factor, chunk_factor))
+        factors.append((window_factor, chunk_factor, pattern_factor))
     order = sorted(range(len(parts)), key=lambda index: rank_key_of(scores[index], relevance[index], found[index]))
     scored: list[ScoredMemory] = []
     for index in order[: max(top_k, HEAD)]:
         candidate, matched, speaker_match, window, _, _, _, row = parts[index]
-        window_factor, chunk_factor = factors[index]
+        window_factor, chunk_factor, pattern_factor = factors[index]
         scored.append(
             ScoredMemory(
                 memory=candidate.memory,
@@ -254,6 +255,7 @@ def memory_search(
                 time_window=window,
                 window_factor=window_factor,
                 chunk_factor=chunk_factor,
+                pattern_factor=pattern_factor,
                 features=row,
                 ranker_version=ranker_version,
                 # what each feature added, for the explanation of what is handed out

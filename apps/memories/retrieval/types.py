@@ -69,6 +69,8 @@ class ScoredMemory:
     # what its score was multiplied by for coming from one of the chunks of a long message (chunk_share.factor);
     # 1.0: its source message was not split
     chunk_factor: float = 1.0
+    # what its score was multiplied by for being a pattern when no summary was asked for (pattern_share.factor)
+    pattern_factor: float = 1.0
     # the ranker's features of this candidate (ranker.FEATURES) and, with a fitted ranker, what each added
     features: dict[str, float] = field(default_factory=dict)
     ranker_version: str = HAND
@@ -95,6 +97,7 @@ class ScoredMemory:
             "time_window": self.time_window.explain() if self.time_window is not None else None,
             "time_window_factor": self.window_factor,
             "chunk_factor": self.chunk_factor,
+            "pattern_factor": self.pattern_factor,
             "diversity_penalty": self.diversity_penalty,
             "ranker": {
                 "version": self.ranker_version,

@@ -121,6 +121,17 @@ def test_a_long_message_chunk_shows_its_share_after_the_window_factor():
     assert result.composed == pytest.approx(0.396 * 0.85 * 0.631, abs=1e-4)
 
 
+def test_a_pattern_shows_its_factor():
+    result = score_breakdown(
+        explain={**fitted_explain(), "pattern_factor": 0.5},
+        score=0.198,
+        outdated=False,
+        weights=scoring.CONTACT_WEIGHTS,
+    )
+    assert [(factor.name, factor.value) for factor in result.factors] == [("a pattern: its episodes answer first", 0.5)]
+    assert result.composed == pytest.approx(0.396 * 0.5, abs=1e-4)
+
+
 def test_hand_terms_are_signal_times_weight_with_the_usage_signals_in_proportion_to_similarity():
     explain = {"signals": SIGNALS, "ranker": {"version": "hand", "features": {}, "contributions": {}}}
     score = scoring.retrieval_score(scoring.Signals(**SIGNALS), scoring.CONTACT_WEIGHTS)

@@ -192,6 +192,14 @@ def test_every_signal_of_the_score_is_registered_with_a_weight():
     assert set(registered) == {field.name for field in fields(scoring.Weights)}
 
 
+def test_a_pattern_counts_half_unless_a_summary_is_asked_for():
+    from apps.memories.retrieval.signals import pattern_share
+
+    assert pattern_share.factor("pattern") == 0.5
+    assert pattern_share.factor("pattern", summary=True) == 1.0
+    assert {pattern_share.factor(kind) for kind in ("episode", "fact", "preference")} == {1.0}
+
+
 def test_a_chunk_of_a_long_message_counts_its_share_and_an_unsplit_turn_all():
     from apps.memories.retrieval.signals import chunk_share
 

@@ -72,6 +72,13 @@ FACTORS: tuple[Signal, ...] = (
         "one of the n chunks of a long message (a message split at ingest): n^−0.2, so it is not n chances; "
         "1 for a request for a summary, which covers the long messages too",
     ),
+    Signal(
+        "pattern_factor",
+        "apps.memories.retrieval.signals.pattern_share",
+        False,
+        "a pattern (a theme of 5+ episodes summed up): 0.5, so the episodes that answer go first; 1 for a "
+        "request for a summary",
+    ),
 )
 
 STAGES: tuple[Signal, ...] = (
