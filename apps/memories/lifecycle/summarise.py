@@ -57,9 +57,7 @@ def keywords(
     other message of the chat. A word is a topic only when it is more frequent among `texts` than in the rest.
     Without a background, or when `texts` are all of it, the most frequent. Words of `exclude` (the people the
     sentence already names) are left out."""
-    counts: Counter[str] = Counter()
-    for text in texts:
-        counts.update(_words(text) - exclude)
+    counts = Counter({word: count for word, count in document_frequencies(texts).items() if word not in exclude})
     rest_size = background_size - len(texts)  # the background's other episodes (the texts are among them)
     if background is None or rest_size <= 0:
         return [word for word, _ in sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:limit]]

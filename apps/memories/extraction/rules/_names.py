@@ -165,8 +165,8 @@ def addressed_names(text: str) -> list[str]:
     """The names the speaker addresses someone by after a greeting or a comma ("Thanks, Mel!", "Hey Rosie!",
     "Lucky you, Rosie."), in order, without repeats: in a two-person chat, what the other speaker is called
     (their aliases). A capitalised word that opens its sentence ("Yup!", "Nah, ...", "Hopefully, ...",
-    "Jon, look") is not counted: that is how interjections and sentence adverbs are written too, and in
-    LoCoMo's ten chats every such word taken for a name was one (docs/extraction.md, "Speaker aliases")."""
+    "Jon, look") is not counted: that is how interjections and sentence adverbs are written too; in LoCoMo's
+    ten chats no real nickname only ever opened its sentence (docs/retrieval.md, "Aliases")."""
     names = [
         name
         for start, name in _name_runs(text, _case_mode(text))
