@@ -134,7 +134,7 @@ def _fitted_terms(
 
 
 def _factors(
-    *, before: float, outdated: bool, window_factor: float, chunk_factor: float, pattern_factor: float = 1.0
+    *, before: float, outdated: bool, window_factor: float, chunk_factor: float, pattern_factor: float
 ) -> tuple[tuple[Factor, ...], float]:
     """The factors applied after the sum and the score they give."""
     factors: list[Factor] = []

@@ -46,7 +46,7 @@ def _cross_encoder() -> Any:
         return None
 
 
-def factored(score: float, *, window_factor: float, chunk_factor: float, pattern_factor: float = 1.0) -> float:
+def factored(score: float, *, window_factor: float, chunk_factor: float, pattern_factor: float) -> float:
     """`score` after the rules that multiply it, with either ranker and under the reranker (signals.FACTORS):
     outside every time window the query names (a soft filter, time_window.miss_factor), one of the chunks of a
     long message (chunk_share.factor), a pattern where no summary is asked for (pattern_share.factor). A factor

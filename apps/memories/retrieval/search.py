@@ -141,7 +141,8 @@ def memory_search(
         now=now,
         windows=windows,
     )
-    summary = chunk_share.asks_for_summary(query)  # a summary covers the long messages too: no chunk share
+    # a summary covers the long messages and the patterns too: no chunk share, no pattern factor
+    summary = chunk_share.asks_for_summary(query)
     if not found:
         return SearchResult(
             results=[],

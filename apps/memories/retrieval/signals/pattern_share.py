@@ -19,8 +19,9 @@ Pure (no Django).
 
 from __future__ import annotations
 
+from apps.memories.scoring import PATTERN
+
 PATTERN_FACTOR = 0.5
-PATTERN = "pattern"  # scoring.PATTERN (this module imports nothing of the app)
 
 
 def factor(memory_type: str, *, summary: bool = False) -> float:
