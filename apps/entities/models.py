@@ -8,6 +8,10 @@ from apps.contacts.models import Contact
 from apps.core.models import UUIDModel
 from apps.tenants.models import Tenant
 
+# metadata key of a `name:` entity its scope writes as a common word ({"lower": n, "capitalised": m}: its uses,
+# extraction.rules.case_uses): nothing links to it, no mention counts, no entity list or query shows it
+NOT_A_NAME = "not_a_name"
+
 
 class Entity(UUIDModel):
     """A node of the personal (per contact) or business (per tenant, contact=None) knowledge graph,

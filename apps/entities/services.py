@@ -6,9 +6,10 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from django.db.models import F, Q
+from django.utils import timezone
 
 from apps.contacts.models import Contact
-from apps.entities.models import Entity
+from apps.entities.models import NOT_A_NAME, Entity
 from apps.tenants.models import Tenant
 
 
@@ -24,6 +25,10 @@ class EntityLike(Protocol):
 
 
 GENERIC_TYPE = "name"  # a capitalised name whose kind is not known yet
+
+
+def _is_not_a_name(entity: Entity) -> bool:
+    return entity.entity_type == GENERIC_TYPE and NOT_A_NAME in entity.metadata
 
 
 def entity_upsert_many(
@@ -67,7 +72,8 @@ def entity_upsert_many(
             continue  # resolved below, once the typed entity exists
         elif ref.entity_type != GENERIC_TYPE and generic is not None:
             generic.entity_type = ref.entity_type  # the bare name turned out to be a pet, a person, ...
-            generic.save(update_fields=["entity_type", "updated_at"])
+            generic.metadata.pop(NOT_A_NAME, None)  # a typed mention says it is a name after all
+            generic.save(update_fields=["entity_type", "metadata", "updated_at"])
             resolved[key] = generic
         else:
             to_create[key] = Entity(
@@ -88,6 +94,7 @@ def entity_upsert_many(
     for key, ref in wanted.items():
         if key not in resolved and typed_wanted.get(ref.slug) in resolved:
             resolved[key] = resolved[typed_wanted[ref.slug]]
+    resolved = {key: entity for key, entity in resolved.items() if not _is_not_a_name(entity)}
 
     counts: Counter[Any] = Counter()
     for key, entity in resolved.items():
@@ -184,3 +191,33 @@ def entity_aliases_reset(*, tenant: Tenant, contact: Contact | None) -> int:
             entity.save(update_fields=["aliases", "metadata", "updated_at"])
             reset += 1
     return reset
+
+
+def entities_not_names_mark(
+    *, tenant: Tenant, contact: Contact | None, uses: Mapping[str, tuple[int, int]], not_names: set[str]
+) -> tuple[list[Entity], list[Entity]]:
+    """The scope's `name:` entities whose slug is in `not_names` are marked as not names, with their `uses`
+    (lower case, capitalised inside a sentence); marked ones no longer in it are unmarked (the scope has since
+    written the word as a name). Returns (newly marked, unmarked). One UPDATE per 500 changed rows."""
+    now = timezone.now()
+    marked: list[Entity] = []
+    unmarked: list[Entity] = []
+    changed: list[Entity] = []
+    for entity in Entity.objects.filter(tenant=tenant, contact=contact, entity_type=GENERIC_TYPE, slug__in=list(uses)):
+        lower, capitalised = uses[entity.slug]
+        if entity.slug in not_names:
+            record = {"lower": lower, "capitalised": capitalised}
+            if entity.metadata.get(NOT_A_NAME) == record:
+                continue
+            if NOT_A_NAME not in entity.metadata:
+                marked.append(entity)
+            entity.metadata = {**entity.metadata, NOT_A_NAME: record}
+        elif NOT_A_NAME in entity.metadata:
+            entity.metadata = {key: value for key, value in entity.metadata.items() if key != NOT_A_NAME}
+            unmarked.append(entity)
+        else:
+            continue
+        entity.updated_at = now
+        changed.append(entity)
+    Entity.objects.bulk_update(changed, ["metadata", "updated_at"], batch_size=500)
+    return marked, unmarked

@@ -9,6 +9,7 @@ import pytest
 from apps.conversations.models import Conversation
 from apps.core.redis import get_redis
 from apps.entities.models import Entity
+from apps.entities.selectors import entity_list
 from apps.memories.dispatch import consolidation_schedule
 from apps.memories.ingest.services import IngestItem, ingest_messages
 from apps.memories.lifecycle import compression, deferred, periodic_steps, summarise
@@ -585,3 +586,41 @@ def test_a_cluster_of_a_quarter_of_everything_is_small_talk_not_a_theme():
     themes = compression._themes(episodes, {})
     assert [len(theme.episodes) for theme in themes] == [8]
     assert {episode.content for episode in themes[0].episodes} == {f"turn {index}" for index in range(15, 23)}
+
+
+def test_a_word_the_scope_writes_in_lower_case_stops_being_a_name(tenant, contact):
+    """One message at a time, "Pottery" opening a sentence reads as a name; the scope's text shows it is a
+    word. The periodic run marks it, drops its links, hides it, and later messages do not link it again."""
+    ingest(tenant, "arjun", "Pottery is my favourite thing these days.", "p1", T0)
+    ingest(tenant, "arjun", "Walked my friend Bruno to the pottery studio.", "p2", T0 + timedelta(minutes=1))
+    ingest(tenant, "arjun", "I glazed three bowls at pottery with Bruno.", "p3", T0 + timedelta(minutes=2))
+    pottery = Entity.objects.get(tenant=tenant, contact=contact, slug="pottery")
+    assert pottery.entity_type == "name" and pottery.memories.exists()
+
+    stats = periodic_steps.periodic_scope_consolidate(tenant=tenant, contact=contact, now=T0 + timedelta(hours=1))
+
+    assert stats["not_names"] == 1
+    pottery.refresh_from_db()
+    assert pottery.metadata["not_a_name"] == {"lower": 2, "capitalised": 0}
+    assert not pottery.memories.exists()
+    bruno = Entity.objects.get(tenant=tenant, contact=contact, slug="bruno")
+    assert "not_a_name" not in bruno.metadata and bruno.memories.count() >= 2
+    assert "name:pottery" not in {entity.key for entity in entity_list(tenant=tenant, contact=contact)}
+    found = memory_search(tenant=tenant, contact=contact, query="What about pottery?", top_k=5, now=T0)
+    assert all(not item.matched_entities for item in found.results)
+
+    ingest(tenant, "arjun", "Pottery again tonight!", "p4", T0 + timedelta(hours=2))
+    pottery.refresh_from_db()
+    assert not pottery.memories.exists() and pottery.mention_count == 1
+    # the next run counts again: still a word, nothing newly marked
+    assert periodic_steps.name_entities_check(tenant=tenant, contact=contact) == 0
+
+
+def test_a_word_later_written_as_a_name_is_a_name_again(tenant, contact):
+    ingest(tenant, "arjun", "Maple is lovely. The maple leaves turned red, maple syrup too.", "m1", T0)
+    assert periodic_steps.name_entities_check(tenant=tenant, contact=contact) == 1
+    ingest(tenant, "arjun", "I adopted a cat and named her Maple, and Maple loves Tim.", "m2", T0 + timedelta(days=1))
+    assert periodic_steps.name_entities_check(tenant=tenant, contact=contact) == 0
+    maple = Entity.objects.get(tenant=tenant, contact=contact, slug="maple")
+    assert "not_a_name" not in maple.metadata
+    assert "name:maple" in {entity.key for entity in entity_list(tenant=tenant, contact=contact)}

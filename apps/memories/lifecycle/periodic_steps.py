@@ -13,10 +13,13 @@ from django.db import connection, transaction
 from django.db.models import Q
 
 from apps.contacts.models import Contact
+from apps.entities.models import Entity
+from apps.entities.services import GENERIC_TYPE, entities_not_names_mark
 from apps.memories import scoring
 from apps.memories.decay import decayed_importance_sql
+from apps.memories.extraction.rules import case_uses, written_as_common_word
 from apps.memories.lifecycle.compression import episodes_compress, sessions_compress
-from apps.memories.models import Memory, MemoryRevision
+from apps.memories.models import Memory, MemoryEntity, MemoryRevision
 from apps.memories.store.editing import memory_delete
 from apps.memories.store.revisions import SYSTEM
 from apps.tenants.models import Tenant
@@ -98,15 +101,40 @@ def memories_purge(*, tenant: Tenant, now: datetime) -> int:
     return len(doomed)
 
 
+def name_entities_check(*, tenant: Tenant, contact: Contact | None) -> int:
+    """The scope's single-word `name:` entities that its memories write as a common word ("Very cool!",
+    "Video games are…" read one message at a time) are marked not names and lose their links
+    (extraction.rules.written_as_common_word); one the scope has since written as a name is unmarked. Returns
+    how many were marked. An unmarked entity is linked again by the conversations that name it from then on."""
+    slugs = list(
+        Entity.objects.filter(tenant=tenant, contact=contact, entity_type=GENERIC_TYPE)
+        .exclude(slug__contains="-")
+        .values_list("slug", flat=True)
+    )
+    if not slugs:
+        return 0
+    # what people wrote: episodes (a pattern's or a summary's generated sentence lower-cases its topics)
+    texts = Memory.objects.filter(
+        _scope(tenant, contact), memory_type=scoring.EPISODE, deleted_at__isnull=True
+    ).values_list("content", flat=True)
+    uses = case_uses(texts.iterator(chunk_size=2000), slugs)
+    not_names = {slug for slug, (lower, capitalised) in uses.items() if written_as_common_word(lower, capitalised)}
+    marked, _ = entities_not_names_mark(tenant=tenant, contact=contact, uses=uses, not_names=not_names)
+    if marked:
+        MemoryEntity.objects.filter(entity__in=marked).delete()
+    return len(marked)
+
+
 def scope_subject(contact: Contact | None) -> str:
     return (contact.display_name or "") if contact is not None else ""
 
 
 def periodic_scope_consolidate(*, tenant: Tenant, contact: Contact | None, now: datetime) -> dict[str, int]:
-    """All periodic jobs for one scope, in order: decay → patterns → sessions → prune."""
+    """All periodic jobs for one scope, in order: decay → names → patterns → sessions → prune."""
     subject = scope_subject(contact)
     stats: Counter[str] = Counter()
     stats["decayed"] = memories_decay(tenant=tenant, contact=contact, now=now)
+    stats["not_names"] = name_entities_check(tenant=tenant, contact=contact)
     stats["patterns"] = episodes_compress(tenant=tenant, contact=contact, now=now, subject=subject)
     stats["sessions_summarised"] = sessions_compress(tenant=tenant, contact=contact, now=now, subject=subject)
     stats["pruned"] = memories_prune(tenant=tenant, contact=contact, now=now)

@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from apps.contacts.models import Contact
 from apps.core.llm import LLMUnavailable, llm_complete_json, llm_is_configured
-from apps.entities.models import Entity
+from apps.entities.selectors import entity_list
 from apps.memories import scoring
 from apps.memories.lifecycle import profile_rules
 from apps.memories.models import ConsolidationRun, ContextEvent, Memory, MemoryProfile, ProfileAudit
@@ -59,7 +59,7 @@ def _memory_rows(tenant: Tenant, contact: Contact | None) -> list[profile_rules.
 def _entity_rows(tenant: Tenant, contact: Contact | None) -> list[profile_rules.EntityRow]:
     return [
         profile_rules.EntityRow(entity_type=e.entity_type, display_name=e.display_name, metadata=e.metadata)
-        for e in Entity.objects.filter(tenant=tenant, contact=contact).order_by("-mention_count")[:50]
+        for e in entity_list(tenant=tenant, contact=contact)[:50]
     ]
 
 

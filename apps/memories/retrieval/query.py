@@ -142,7 +142,8 @@ def query_terms(scope: Scope, query: str) -> Terms:
             f"     {current}me.entity_id = e.id LIMIT %(link_cap)s) l) AS linked, "
             "  coalesce(e.metadata->>'role', '') = 'speaker' AS is_speaker, e.aliases "
             f"  FROM entities_entity e WHERE e.tenant_id = %(scope_tenant)s AND {contact_clause} "
-            "   AND (e.slug = ANY(%(slugs)s) OR e.aliases && %(slugs)s::varchar[])) e ON true",
+            "   AND (e.slug = ANY(%(slugs)s) OR e.aliases && %(slugs)s::varchar[]) "
+            "   AND NOT e.metadata ? 'not_a_name') e ON true",  # entities.models.NOT_A_NAME
             {
                 **params,
                 "query": query,

@@ -13,7 +13,7 @@ from apps.memories.extraction import (
     is_low_content,
     slugify,
 )
-from apps.memories.extraction.rules import addressed_names
+from apps.memories.extraction.rules import addressed_names, case_uses, written_as_common_word
 
 
 def stated(extraction: Extraction) -> list[tuple[str, str, str | None, int, bool]]:
@@ -970,3 +970,27 @@ def test_collapsing_the_joined_words_collapses_each_word():
     for text in texts:
         words = _WORD.findall(text)
         assert _collapse_repeats(" ".join(words)) == " ".join(_collapse_repeats(word) for word in words), text
+
+
+def test_case_uses_count_lower_case_and_names_inside_a_sentence():
+    texts = [
+        "Pottery is my thing. I took a pottery class with Bruno.",  # "Pottery" opens its sentence: not counted
+        '"Pottery again," said Bruno. [shares a photo: Pottery on a shelf]',  # after a quote, after a colon
+        "so much pottery lately",  # no informative case: says nothing
+        "Walked Bruno, then pottery.",
+    ]
+    assert case_uses(texts, ["pottery", "bruno"]) == {"pottery": (2, 0), "bruno": (0, 3)}
+
+
+@pytest.mark.parametrize(
+    ("lower", "capitalised", "common"),
+    [
+        (2, 0, True),  # "Pottery is…" once, "pottery" twice
+        (70, 1, True),
+        (1, 0, False),  # one lower-case use is not enough
+        (2, 1, False),  # "Nintendo" in two captions, twice as a name
+        (0, 5, False),
+    ],
+)
+def test_a_word_written_in_lower_case_is_not_a_name(lower, capitalised, common):
+    assert written_as_common_word(lower, capitalised) is common

@@ -30,7 +30,13 @@ from apps.memories.extraction.rules import (
 )
 from apps.memories.extraction.rules._base import _Context, _Found, _Rule
 from apps.memories.extraction.rules._engine import _apply_rules, _memories, _merge_entities
-from apps.memories.extraction.rules._names import _case_mode, _proper_names, addressed_names
+from apps.memories.extraction.rules._names import (
+    _case_mode,
+    _proper_names,
+    addressed_names,
+    case_uses,
+    written_as_common_word,
+)
 from apps.memories.extraction.rules._text import slugify
 from apps.memories.extraction.rules._types import (
     MAX_EPISODE_CHARS,
@@ -69,12 +75,14 @@ __all__ = [
     "ExtractedMemory",
     "Extraction",
     "addressed_names",
+    "case_uses",
     "clean_text",
     "extract",
     "is_a_fact",
     "is_low_content",
     "is_markup_or_instructions",
     "slugify",
+    "written_as_common_word",
 ]
 
 # The priority order of every rule. Within a clause a rule is skipped where an earlier rule's trigger words

@@ -6,6 +6,7 @@ vocatives dropped; docs/extraction.md, "Entities").
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -349,3 +350,41 @@ def _is_vocative(text: str, start: int, name: str) -> bool:
         return True
     last_word = re.search(r"([A-Za-z']+)$", before)
     return bool(last_word and last_word.group(1).lower() in _GREETINGS)
+
+
+# A `name:` entity is a capitalised word the rules could not type. Inline, one message at a time, a word that
+# opens its sentence ("Video games are my thing", "Very cool!") or a caption cannot be told from a name; the
+# scope's whole text can: a name is capitalised where a sentence does not open, a common word is written in
+# lower case. A word its scope writes in lower case at least NOT_A_NAME_MIN_LOWER times, and more than
+# NOT_A_NAME_RATIO times as often as capitalised inside a sentence, is not a name (docs/extraction.md,
+# "Entities"). "Nintendo" written twice in lower case by image captions and twice capitalised stays a name.
+NOT_A_NAME_MIN_LOWER = 2
+NOT_A_NAME_RATIO = 2
+_WORD = re.compile(r"[^\W\d_]+(?:['\u2019][^\W\d_]+)?")
+
+
+def case_uses(texts: Iterable[str], words: Collection[str]) -> dict[str, tuple[int, int]]:
+    """For each of `words` (single words, lower case): how many times `texts` write it in lower case, and how
+    many times capitalised where no sentence opens (a name's own place). Messages without informative case
+    (all lower case, shouted) say nothing and are skipped."""
+    wanted = frozenset(words)
+    lower: dict[str, int] = dict.fromkeys(wanted, 0)
+    capitalised: dict[str, int] = dict.fromkeys(wanted, 0)
+    for text in texts:
+        if not _case_mode(text).is_informative:
+            continue
+        for match in _WORD.finditer(text):
+            word = match.group(0)
+            folded = word.lower()
+            if folded not in wanted:
+                continue
+            if word == folded:
+                lower[folded] += 1
+            elif word[0].isupper() and not _is_sentence_initial(text, match.start()):
+                capitalised[folded] += 1
+    return {word: (lower[word], capitalised[word]) for word in wanted}
+
+
+def written_as_common_word(lower: int, capitalised: int) -> bool:
+    """Is a word with these uses (`case_uses`) a common word rather than a name?"""
+    return lower >= NOT_A_NAME_MIN_LOWER and lower > NOT_A_NAME_RATIO * capitalised
