@@ -624,3 +624,24 @@ def test_a_word_later_written_as_a_name_is_a_name_again(tenant, contact):
     maple = Entity.objects.get(tenant=tenant, contact=contact, slug="maple")
     assert "not_a_name" not in maple.metadata
     assert "name:maple" in {entity.key for entity in entity_list(tenant=tenant, contact=contact)}
+
+
+def test_a_pattern_never_names_a_persons_alias_as_its_topic():
+    texts = [f"Dave: Cal, the guitar solo tonight was something else, show {n}" for n in range(5)]
+    others = [f"Dave: the weather is fine today, day {n}" for n in range(10)]
+    days = [T0 + timedelta(days=day) for day in range(5)]
+    kwargs = dict(
+        texts=texts,
+        dates=days,
+        entity_name=None,
+        subject="Calvin & Dave",
+        background=summarise.document_frequencies(texts + others),
+        background_size=15,
+    )
+
+    def topics(statement):
+        return statement.split(":")[0].split(" about ")[1].split(", ")
+
+    assert "cal" in topics(summarise.pattern_statement_offline(**kwargs))  # the nickname reads as a word
+    named = topics(summarise.pattern_statement_offline(**kwargs, aliases=frozenset({"cal"})))
+    assert "cal" not in named and "guitar" in named

@@ -113,6 +113,14 @@ def episodes_compress(*, tenant: Tenant, contact: Contact | None, now: datetime,
     created = 0
     themes = _themes(episodes, entity_links)
     background = summarise.document_frequencies([episode.content for episode in episodes]) if themes else None
+    # what the scope's people are also called (speaker aliases, "cal"): names, not topics
+    aliases = frozenset(
+        alias
+        for names in Entity.objects.filter(tenant=tenant, contact=contact)
+        .exclude(aliases=[])
+        .values_list("aliases", flat=True)
+        for alias in names
+    )
     for theme in themes:
         texts = [episode.content for episode in theme.episodes]
         content = summarise.pattern_statement(
@@ -124,6 +132,7 @@ def episodes_compress(*, tenant: Tenant, contact: Contact | None, now: datetime,
             sessions=len({episode.source_session_id or episode.pk for episode in theme.episodes}),
             background=background,
             background_size=len(episodes),
+            aliases=aliases,
         )
         with transaction.atomic():
             theme_entities = {

@@ -91,14 +91,16 @@ def pattern_statement_offline(
     sessions: int = 0,
     background: Counter[str] | None = None,
     background_size: int = 0,
+    aliases: frozenset[str] = frozenset(),
 ) -> str:
     """One sentence for a theme of episodes: who, what about (the theme's entity and its most telling words,
     against the scope's other episodes when `background` is given), how often (mentions, and in how many
-    conversations when `sessions` is known), and when."""
+    conversations when `sessions` is known), and when. The scope's `aliases` (what its people are also
+    called: "cal" for Calvin) are names, never topics."""
     who = subject or "The contact"
     # "Calvin & Dave" talk; "Arjun" talks
     verb = "talk" if re.search(r"\s(&|and)\s", who) else "talks"
-    exclude = _name_words(subject) | _name_words(entity_name or "")
+    exclude = _name_words(subject) | _name_words(entity_name or "") | aliases
     topics = keywords(texts, background=background, background_size=background_size, exclude=exclude)
     how_often = f"{len(texts)} mentions" + (f" in {sessions} conversations" if sessions > 1 else "")
     detail = f" ({', '.join(topics)})" if topics else ""
@@ -146,6 +148,7 @@ def pattern_statement(
     sessions: int = 0,
     background: Counter[str] | None = None,
     background_size: int = 0,
+    aliases: frozenset[str] = frozenset(),
 ) -> str:
     if llm_is_configured():
         try:
@@ -170,6 +173,7 @@ def pattern_statement(
         sessions=sessions,
         background=background,
         background_size=background_size,
+        aliases=aliases,
     )
 
 
