@@ -616,6 +616,22 @@ def test_a_word_the_scope_writes_in_lower_case_stops_being_a_name(tenant, contac
     assert periodic_steps.name_entities_check(tenant=tenant, contact=contact) == 0
 
 
+def test_the_admin_lists_what_was_found_not_to_be_a_name(tenant, contact):
+    from django.urls import reverse
+
+    from tests.factories import UserFactory
+    from tests.inspector.conftest import login
+
+    ingest(tenant, "arjun", "Pottery is my thing. Then pottery, more pottery, and Bruno.", "a1", T0)
+    assert periodic_steps.name_entities_check(tenant=tenant, contact=contact) == 1
+    client = login(UserFactory(username="operator", is_staff=True, is_superuser=True))
+    url = reverse("admin:entities_entity_changelist")
+    words = client.get(url, {"not_a_name": "yes"}).content.decode()
+    names = client.get(url, {"not_a_name": "no"}).content.decode()
+    assert "name:pottery" in words and "name:bruno" not in words
+    assert "name:bruno" in names and "name:pottery" not in names
+
+
 def test_a_word_later_written_as_a_name_is_a_name_again(tenant, contact):
     ingest(tenant, "arjun", "Maple is lovely. The maple leaves turned red, maple syrup too.", "m1", T0)
     assert periodic_steps.name_entities_check(tenant=tenant, contact=contact) == 1
