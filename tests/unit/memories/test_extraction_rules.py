@@ -994,3 +994,33 @@ def test_case_uses_count_lower_case_and_names_inside_a_sentence():
 )
 def test_a_word_written_in_lower_case_is_not_a_name(lower, capitalised, common):
     assert written_as_common_word(lower, capitalised) is common
+
+
+@pytest.mark.parametrize(
+    ("text", "instruction"),
+    [
+        # a verb outside the usual list is an instruction when the user says when it applies
+        (
+            "Always confirm time zones when I ask about meeting times.",
+            "wants you to always confirm time zones when they ask about meeting times",
+        ),
+        (
+            "Always specify currency when I ask about budgets.",
+            "wants you to always specify currency when they ask about budgets",
+        ),
+        (
+            "Please always address me formally whenever I mention contracts.",
+            "wants you to always address them formally whenever they mention contracts",
+        ),
+        # ... but not a sentence about someone else, with its subject left out
+        ("Always wins when I ask him to play chess.", None),
+        ("Always happy to help when I ask.", None),
+        ("Always available when I need her.", None),
+        ("Always discussed politics when I talked to him.", None),
+        # nor a verb outside the list without the condition
+        ("Always confirm the time zone.", None),
+    ],
+)
+def test_a_standing_instruction_with_its_condition_takes_any_verb(text, instruction):
+    found = [m.predicate for m in extract(text, scope="contact", role="user").memories if m.memory_type == "preference"]
+    assert found == ([instruction] if instruction else [])

@@ -95,11 +95,23 @@ def _instruction_want(match: re.Match[str], clause: _Clause, context: _Context) 
     return [_preference(_predicate(f"wants you to always {verb}", obj), 1)]
 
 
+# "... when I ask about ..." makes any verb after "always" an instruction to the assistant ("Always confirm time
+# zones when I ask about meetings", "Always specify currency when…"), if it reads as a verb and its object: a base
+# form ("Always wins when I ask him" is about someone else: not a word ending in a single s, "ed" or "ing")
+# followed by what it acts on, not by "to", "when" or a preposition ("Always happy to help when I ask",
+# "Always available when I need it" are about someone)
+_WHEN_I_ASK = r"\bwhen(?:ever)?\s+i\s+(?:ask|request|inquire|mention|bring\s+up|talk|want|need)\b"
+_NOT_AN_OBJECT = r"(?:to|when|whenever|if|as|at|for|in|on|about|with|around|there|here|so|too|very)\b"
+_ANY_VERB_WHEN_I_ASK = rf"(?=[a-z]+\s+(?!{_NOT_AN_OBJECT})[^.!?\n]*{_WHEN_I_ASK})[a-z]+(?<![^s]s)(?<!ed)(?<!ing)"
+
 INSTRUCTION_WANT = _rule(
     "instruction_want",
     r"^\W*(?:please\s+)?(?:always|make\s+sure\s+(?:to|you)|be\s+sure\s+to)\s+"
     r"(?P<verb>use|send|call\s+me|mention|add|include|write|recommend|suggest|give\s+me|reply\s+with|"
-    r"respond\s+with|answer\s+with|format|provide|show|explain|list|cite|highlight|keep)\s+" + _X,
+    r"respond\s+with|answer\s+with|format|provide|show|explain|list|cite|highlight|keep|"
+    + _ANY_VERB_WHEN_I_ASK
+    + r")\s+"
+    + _X,
     _instruction_want,
     triggers=_words("always sure"),
 )
