@@ -194,16 +194,17 @@ def entity_aliases_reset(*, tenant: Tenant, contact: Contact | None) -> int:
 
 
 def entities_not_names_mark(
-    *, tenant: Tenant, contact: Contact | None, uses: Mapping[str, tuple[int, int]], not_names: set[str]
+    *, entities: Sequence[Entity], uses: Mapping[str, tuple[int, int]], not_names: set[str]
 ) -> tuple[list[Entity], list[Entity]]:
-    """The scope's `name:` entities whose slug is in `not_names` are marked as not names, with their `uses`
-    (lower case, capitalised inside a sentence); marked ones no longer in it are unmarked (the scope has since
-    written the word as a name). Returns (newly marked, unmarked). One UPDATE per 500 changed rows."""
+    """Of a scope's single-word `name:` `entities`, those whose slug is in `not_names` are marked as not names,
+    with their `uses` (lower case, capitalised inside a sentence); marked ones no longer in it are unmarked (the
+    scope has since written the word as a name). Returns (newly marked, unmarked). One UPDATE per 500 changed
+    rows."""
     now = timezone.now()
     marked: list[Entity] = []
     unmarked: list[Entity] = []
     changed: list[Entity] = []
-    for entity in Entity.objects.filter(tenant=tenant, contact=contact, entity_type=GENERIC_TYPE, slug__in=list(uses)):
+    for entity in entities:
         lower, capitalised = uses[entity.slug]
         if entity.slug in not_names:
             record = {"lower": lower, "capitalised": capitalised}

@@ -106,20 +106,20 @@ def name_entities_check(*, tenant: Tenant, contact: Contact | None) -> int:
     "Video games are…" read one message at a time) are marked not names and lose their links
     (extraction.rules.written_as_common_word); one the scope has since written as a name is unmarked. Returns
     how many were marked. An unmarked entity is linked again by the conversations that name it from then on."""
-    slugs = list(
+    entities = list(
         Entity.objects.filter(tenant=tenant, contact=contact, entity_type=GENERIC_TYPE)
         .exclude(slug__contains="-")
-        .values_list("slug", flat=True)
+        .only("pk", "slug", "metadata")
     )
-    if not slugs:
+    if not entities:
         return 0
     # what people wrote: episodes (a pattern's or a summary's generated sentence lower-cases its topics)
     texts = Memory.objects.filter(
         _scope(tenant, contact), memory_type=scoring.EPISODE, deleted_at__isnull=True
     ).values_list("content", flat=True)
-    uses = case_uses(texts.iterator(chunk_size=2000), slugs)
+    uses = case_uses(texts.iterator(chunk_size=2000), [entity.slug for entity in entities])
     not_names = {slug for slug, (lower, capitalised) in uses.items() if written_as_common_word(lower, capitalised)}
-    marked, _ = entities_not_names_mark(tenant=tenant, contact=contact, uses=uses, not_names=not_names)
+    marked, _ = entities_not_names_mark(entities=entities, uses=uses, not_names=not_names)
     if marked:
         MemoryEntity.objects.filter(entity__in=marked).delete()
     return len(marked)
