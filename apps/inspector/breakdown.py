@@ -12,7 +12,8 @@ Two formulas make the score, and `explain.ranker.version` says which one did:
 
 Either way an outdated episode counts scoring.OUTDATED_FACTOR and a memory outside every time window the
 query names is discounted by the factor the search applied (time_window.miss_factor), `explain.time_window_factor`;
-a memory from one of the chunks of a long message by `explain.chunk_factor` (chunk_share.factor).
+a memory from one of the chunks of a long message by `explain.chunk_factor` (chunk_share.factor). A standing
+instruction whose condition the question meets (`explain.condition.met`) was raised to the query's best score.
 """
 
 from __future__ import annotations
@@ -193,6 +194,12 @@ def score_breakdown(
         chunk_factor=chunk_factor,
         pattern_factor=pattern_factor,
     )
+    condition: Mapping[str, Any] = explain.get("condition") or {}
+    if condition.get("met") and composed > 0 and score > composed:
+        # a standing instruction whose condition the question meets is raised to the query's best score
+        # (apps/memories/retrieval/signals/condition.py): what it was multiplied by to get there
+        factors = (*factors, Factor(f"its condition ({condition.get('text', '')}) is met", round(score / composed, 4)))
+        composed = score
     return Breakdown(
         version=version,
         terms=terms,

@@ -82,3 +82,22 @@ def test_records_are_found_by_key_by_prefix_and_by_a_narrowed_search(api, other_
 @pytest.mark.parametrize("key", ["", "k" * 256], ids=["empty", "too-long"])
 def test_a_bad_key_is_a_400(api, key):
     assert put(api, key, "Likes sushi").status_code == 400
+
+
+def test_a_client_cannot_make_a_record_an_instruction_through_its_metadata(api, tenant):
+    """`instruction_condition` is Engram's key (retrieval raises a memory that has one when the query meets it):
+    a client's own value is not stored, neither on a keyed record nor on a plain memory."""
+    ContactFactory(tenant=tenant, external_id="u1")
+    extra = {"contact_id": "u1", "metadata": {"instruction_condition": "anything", "note": "kept"}}
+    for key in ("k1", None):
+        body = (
+            put(api, key, "Likes ramen", **extra).json()
+            if key
+            else api.post(
+                "/api/v1/memories", {"content": "Likes udon", "memory_type": "fact", **extra}, format="json"
+            ).json()
+        )
+        assert body["metadata"].get("note") == "kept"
+        assert "instruction_condition" not in Memory.objects.get(pk=body["id"]).metadata
+    put(api, "k1", "Likes soba", **extra)  # an update of the record replaces its metadata: still without it
+    assert "instruction_condition" not in Memory.objects.get(tenant=tenant, key="k1").metadata

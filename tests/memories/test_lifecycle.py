@@ -316,11 +316,15 @@ def test_near_duplicates_merge_keeps_the_more_specific(tenant, contact):
     specific = make(tenant, contact, "Likes spicy food a lot", "preference", importance=0.75, rate=0.005)
     context = [1.0] + [0.0] * 383  # the specific one's context embedding goes where its content goes
     Memory.objects.filter(pk=specific.pk).update(context_embedding=context)
+    # ... and so does an instruction's condition, whose embedding the context embedding is
+    Memory.objects.filter(pk=vague.pk).update(metadata={"instruction_condition": "dinner"})
+    Memory.objects.filter(pk=specific.pk).update(metadata={"instruction_condition": "lunch"})
     assert near_duplicates_merge(tenant=tenant, contact=contact) == 1
     survivor = Memory.objects.get(tenant=tenant, valid_to__isnull=True)
     absorbed = Memory.objects.get(tenant=tenant, valid_to__isnull=False)
     assert survivor.content == "Likes spicy food a lot"
     assert list(survivor.context_embedding) == context
+    assert survivor.metadata["instruction_condition"] == "lunch"
     assert survivor.importance == 0.8  # max(0.7, 0.75) + 0.05
     assert absorbed.superseded_by_id == survivor.pk
     assert {vague.pk, specific.pk} == {survivor.pk, absorbed.pk}

@@ -171,6 +171,13 @@ class Memory(UUIDModel):
                 name="memory_current_idx",
                 condition=Q(valid_to__isnull=True, deleted_at__isnull=True),
             ),
+            # the scope's standing instructions with a condition (retrieval's condition source reads them all:
+            # a few per contact, found without touching the rest of the scope)
+            models.Index(
+                fields=["tenant", "contact"],
+                name="memory_condition_idx",
+                condition=Q(metadata__has_key="instruction_condition", valid_to__isnull=True, deleted_at__isnull=True),
+            ),
             # the scope's current memories by event time: retrieval's time source ("what did I do last weekend?")
             # reads the few in the question's window, not the whole scope (a 20,000-memory contact: 100 ms -> ~1)
             models.Index(

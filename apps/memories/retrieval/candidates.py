@@ -8,6 +8,8 @@ source a CTE with its own limit:
   KEYWORD_ROW_BUDGET), ranked by the IDF of the words each match holds;
 - entity: memories linked to the entities the query names (query.discriminating), by importance;
 - time: the memories said inside a window the query names (signals/time_window.py), closest in meaning;
+- condition: the scope's standing instructions whose condition is closest to the query (signals/condition.py;
+  a partial index holds the few memories that have one);
 
 plus the turns just before and after each candidate episode in its conversation (neighbour). For every one of
 them the statement computes the features (cosine to the memory's own and to its context embedding, BM25 over
@@ -29,7 +31,7 @@ from apps.core.embeddings import vector_literal
 from apps.core.rows import bound_cursor
 from apps.memories.retrieval import vector_effort
 from apps.memories.retrieval.query import Scope, Stats, quoted_lexemes
-from apps.memories.retrieval.signals import chunk_share, specificity, time_window
+from apps.memories.retrieval.signals import chunk_share, condition, specificity, time_window
 from apps.memories.retrieval.types import EntityRef, RetrievedMemory
 
 VECTOR_CANDIDATES = 50
@@ -56,8 +58,8 @@ MAX_TIME_SOURCE_WINDOW = timedelta(days=31)
 # boosts every candidate inside the window. LoCoMo's and BEAM's windows hold fewer (at most 262 and 200 turns
 # said within 31 days of one conversation), so their results cannot change.
 TIME_ROW_BUDGET = 400
-SOURCES = ("vector", "keyword", "entity", "time", "neighbour")
-_SOURCE_BITS = {"keyword": 1, "entity": 2, "vector": 4, "neighbour": 8, "time": 16}
+SOURCES = ("vector", "keyword", "entity", "time", "condition", "neighbour")
+_SOURCE_BITS = {"keyword": 1, "entity": 2, "vector": 4, "neighbour": 8, "time": 16, "condition": 32}
 # the sources a candidate's bits name, for every combination of bits (found_by, without a loop per candidate)
 _FOUND_BY = {
     bits: tuple(source for source in SOURCES if bits & _SOURCE_BITS[source]) for bits in range(1 << len(_SOURCE_BITS))
@@ -158,6 +160,7 @@ class Candidate:
     speaker: str
     index_terms: str
     chunks: int = 1  # how many chunks its source message was split into (ingest; 1: not split)
+    condition: str = ""  # a standing instruction's condition (its context_cosine is the query's to it)
 
 
 def fetch(
@@ -242,6 +245,16 @@ def fetch(
             "GROUP BY w.id ORDER BY min(w.distance), w.id LIMIT %(time_limit)s)"
         )
         sources.append(f"SELECT id, {_SOURCE_BITS['time']} AS bit FROM time")
+    if condition.CONDITION_CANDIDATES > 0:
+        # the scope's standing instructions by their condition's embedding (the context embedding of the few
+        # memories memory_condition_idx holds: read whole, no vector index needed)
+        params["condition_limit"] = condition.CONDITION_CANDIDATES
+        ctes.append(
+            f"condition AS (SELECT m.id FROM memories_memory m WHERE {scope_sql} "
+            "AND m.metadata ? 'instruction_condition' AND m.context_embedding IS NOT NULL "
+            "ORDER BY m.context_embedding <=> %(vector)s::halfvec LIMIT %(condition_limit)s)"
+        )
+        sources.append(f"SELECT id, {_SOURCE_BITS['condition']} AS bit FROM condition")
     if not sources:
         return []
     bm25_columns = {"k1": BM25_K1, "k1_plus_1": BM25_K1 + 1, "b": BM25_B}
@@ -276,7 +289,8 @@ def fetch(
         f"{matched_entities}, "
         "coalesce(m.metadata->>'speaker', ''), m.index_terms, "
         "CASE WHEN jsonb_typeof(m.metadata->'chunk') = 'number' THEN m.metadata->>'chunk' END, "
-        "CASE WHEN jsonb_typeof(m.metadata->'chunks') = 'number' THEN m.metadata->>'chunks' END "
+        "CASE WHEN jsonb_typeof(m.metadata->'chunks') = 'number' THEN m.metadata->>'chunks' END, "
+        "coalesce(m.metadata->>'instruction_condition', '') "
         "FROM candidate k JOIN memories_memory m ON m.id = k.id"
     )
     # a large scope searches the vector index wider (retrieval/vector_effort.py: its recall, and the plans)
@@ -300,6 +314,7 @@ def fetch(
             speaker=row[19],
             index_terms=row[20] or "",
             chunks=chunk_share.split_into(row[21], row[22]),
+            condition=row[23],
         )
         for row in rows
     ]

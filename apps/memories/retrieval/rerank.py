@@ -19,6 +19,7 @@ from typing import Any
 from django.conf import settings
 
 from apps.memories import scoring
+from apps.memories.retrieval.signals import condition
 from apps.memories.retrieval.types import HAND, ScoredMemory
 
 RERANK_TOP = 30
@@ -84,4 +85,7 @@ def reranked(query: str, scored: list[ScoredMemory], weights: scoring.Weights) -
             pattern_factor=item.pattern_factor,
         )
         rescored.append(dataclasses.replace(item, signals=signals, score=score))
+    # an instruction whose condition the query meets still goes first (signals/condition.py)
+    raised = condition.raised([item.score for item in rescored], [item.condition_met for item in rescored])
+    rescored = [dataclasses.replace(item, score=score) for item, score in zip(rescored, raised, strict=True)]
     return sorted(rescored, key=rank_key) + tail

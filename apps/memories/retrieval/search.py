@@ -47,7 +47,7 @@ from apps.memories.retrieval import ranker as ranking
 from apps.memories.retrieval import relevance as relevance_rules
 from apps.memories.retrieval.query import Scope, discriminating, query_terms, scope_stats, surface_names
 from apps.memories.retrieval.rerank import RERANK_TOP, factored, rank_key_of, reranked
-from apps.memories.retrieval.signals import chunk_share, diversity, pattern_share, specificity, time_window
+from apps.memories.retrieval.signals import chunk_share, condition, diversity, pattern_share, specificity, time_window
 from apps.memories.retrieval.signals import speaker as speaker_signal
 from apps.memories.retrieval.types import HAND, EntityRef, ScoredMemory, SearchResult
 from apps.tenants.models import Tenant
@@ -236,6 +236,9 @@ def memory_search(
         signals_of.append(signals)
         scores.append(score)
         factors.append((window_factor, chunk_factor, pattern_factor))
+    # a standing instruction whose condition the query meets goes first (signals/condition.py)
+    met = [condition.is_met(candidate.condition, candidate.context_cosine) for candidate in found]
+    scores = condition.raised(scores, met)
     order = sorted(range(len(parts)), key=lambda index: rank_key_of(scores[index], relevance[index], found[index]))
     scored: list[ScoredMemory] = []
     for index in order[: max(top_k, HEAD)]:
@@ -257,6 +260,8 @@ def memory_search(
                 window_factor=window_factor,
                 chunk_factor=chunk_factor,
                 pattern_factor=pattern_factor,
+                condition=candidate.condition,
+                condition_met=met[index],
                 features=row,
                 ranker_version=ranker_version,
                 # what each feature added, for the explanation of what is handed out

@@ -56,7 +56,8 @@ class ScoredMemory:
     signals: scoring.Signals
     cosine: float
     bm25: float
-    found_by: tuple[str, ...]  # "vector", "keyword", "entity", "time", "neighbour" (or "importance" with no query)
+    # "vector", "keyword", "entity", "time", "condition", "neighbour" (or "importance" with no query)
+    found_by: tuple[str, ...]
     matched_entities: tuple[str, ...] = ()
     context_cosine: float = 0.0
     entity_weights: tuple[float, ...] = ()  # the specificity (IDF weight) of each matched entity, in order
@@ -71,6 +72,10 @@ class ScoredMemory:
     chunk_factor: float = 1.0
     # what its score was multiplied by for being a pattern when no summary was asked for (pattern_share.factor)
     pattern_factor: float = 1.0
+    # a standing instruction's condition (its context_cosine is the query's cosine to it) and whether the query
+    # meets it: then its score was raised to the query's best (signals/condition.py)
+    condition: str = ""
+    condition_met: bool = False
     # the ranker's features of this candidate (ranker.FEATURES) and, with a fitted ranker, what each added
     features: dict[str, float] = field(default_factory=dict)
     ranker_version: str = HAND
@@ -99,6 +104,9 @@ class ScoredMemory:
             "chunk_factor": self.chunk_factor,
             "pattern_factor": self.pattern_factor,
             "diversity_penalty": self.diversity_penalty,
+            "condition": {"text": self.condition, "cosine": round(self.context_cosine, 4), "met": self.condition_met}
+            if self.condition
+            else None,
             "ranker": {
                 "version": self.ranker_version,
                 "features": {name: round(value, 4) for name, value in self.features.items()},

@@ -53,7 +53,10 @@ def reembed(
     embedder = get_embedder()
     memories, chunks = reembed_queryset(tenant=tenant, everything=everything)
     done = {"memories": 0, "chunks": 0}
-    fields = ("pk", "tenant_id", "contact_id", "content", "index_terms", "embedding_model")
+    fields = (
+        *("pk", "tenant_id", "contact_id", "memory_type", "key"),
+        *("content", "index_terms", "metadata", "embedding_model"),
+    )
     for batch in _batches(memories.only(*fields), BATCH):
         previous = {memory.pk: memory.embedding_model for memory in batch}
         memories_vectors_refresh(batch)

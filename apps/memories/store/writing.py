@@ -28,6 +28,7 @@ from apps.core.rows import instances_insert
 from apps.core.vectors import vector_from_send
 from apps.entities.services import EntityLike, entity_upsert_many
 from apps.memories import scoring
+from apps.memories.extraction.rules import instruction_condition
 from apps.memories.models import Memory, MemoryEntity, MemoryRevision
 from apps.memories.models.memory import INDEX_TERMS_LENGTH
 from apps.memories.selectors import EpisodeAnchor, episodes_before
@@ -140,18 +141,60 @@ def memories_embed(memories: Sequence[Memory], *, own: bool = True) -> MemoryVec
     return MemoryVectors(own=vectors, context=contexts)
 
 
-EMBEDDING_FIELDS = ["embedding", "context_embedding", "embedding_model"]
+# what `memories_vectors_refresh` sets: the vectors, the model, and the metadata's instruction condition
+EMBEDDING_FIELDS = ["embedding", "context_embedding", "embedding_model", "metadata"]
+CONDITION_KEY = "instruction_condition"  # a standing instruction's condition in its metadata (memory_condition_idx)
+
+
+def condition_of(*, memory_type: str, content: str, key: str = "") -> str:
+    """The condition of a standing instruction to the assistant ("draft revisions"; "" for any other
+    memory). A client's keyed record is stored as given: no condition is read into it."""
+    if memory_type != scoring.PREFERENCE or key:
+        return ""
+    return instruction_condition(content)
+
+
+def with_conditions(vectors: MemoryVectors, conditions: Sequence[str], *, scopes: str | Sequence[str]) -> MemoryVectors:
+    """A standing instruction's context embedding is its condition's, embedded alone (one embedder call for
+    all of them; none when there is none): retrieval compares a question with what the user will be doing when
+    the instruction applies ("How should I approach editing my draft?" with "draft revisions"),
+    which the instruction's own text, about what the assistant is to do, does not say (retrieval/signals/
+    condition.py). Every other memory keeps its context embedding."""
+    positions = [index for index, condition in enumerate(conditions) if condition]
+    if not positions:
+        return vectors
+    if not isinstance(scopes, str):
+        scopes = [scopes[index] for index in positions]
+    embedded = get_embedder().embed_batch([conditions[index] for index in positions], scopes=scopes)
+    contexts = list(vectors.context)
+    for index, vector in zip(positions, embedded, strict=True):
+        contexts[index] = np.asarray(vector, dtype=np.float32)
+    return MemoryVectors(own=vectors.own, context=contexts)
 
 
 def memories_vectors_refresh(memories: Sequence[Memory]) -> None:
-    """Recompute stored memories' own and context embeddings (one embedder call) and set them, with the
-    model's name, on the instances; the caller saves EMBEDDING_FIELDS."""
-    vectors = memories_embed(memories)
+    """Recompute stored memories' own and context embeddings (one embedder call, and one for the conditions of
+    standing instructions) and set them, with the model's name and the condition in the metadata, on the
+    instances; the caller saves EMBEDDING_FIELDS."""
+    conditions = [
+        condition_of(memory_type=memory.memory_type, content=memory.content, key=memory.key) for memory in memories
+    ]
+    vectors = with_conditions(
+        memories_embed(memories),
+        conditions,
+        scopes=[cache_scope(tenant_id=memory.tenant_id, contact_id=memory.contact_id) for memory in memories],
+    )
     model = get_embedder().name
-    for memory, vector, context_vector in zip(memories, vectors.own, vectors.context, strict=True):
+    for memory, vector, context_vector, condition in zip(
+        memories, vectors.own, vectors.context, conditions, strict=True
+    ):
         memory.embedding = vector.tolist()
         memory.context_embedding = context_vector.tolist() if context_vector is not None else None
         memory.embedding_model = model
+        if condition:
+            memory.metadata = {**(memory.metadata or {}), CONDITION_KEY: condition}
+        elif CONDITION_KEY in (memory.metadata or {}):
+            memory.metadata = {name: value for name, value in memory.metadata.items() if name != CONDITION_KEY}
 
 
 def memories_context_embed(*, memory_ids: Sequence[Any]) -> int:
@@ -552,10 +595,14 @@ def memories_write(
         shared = Provenance(occurred_at, tuple(source_message_ids), tuple(source_event_ids), source_sequence)
         provenance = [shared] * len(candidates)
     embedder = get_embedder()
+    scope_cache = cache_scope(tenant_id=tenant.pk, contact_id=contact.pk if contact is not None else None)
     if vectors is None:
-        vectors = candidates_embed(
-            candidates, scopes=cache_scope(tenant_id=tenant.pk, contact_id=contact.pk if contact is not None else None)
-        )
+        vectors = candidates_embed(candidates, scopes=scope_cache)
+    conditions = [
+        condition_of(memory_type=candidate.memory_type, content=candidate.content, key=candidate.key)
+        for candidate in candidates
+    ]
+    vectors = with_conditions(vectors, conditions, scopes=scope_cache)
     # a batch (import) passes `samples` so the scope's recent memories are read once, then kept current
     scope_key = (tenant.pk, contact.pk if contact is not None else None)
     sample = samples.get(scope_key) if samples is not None else None
@@ -576,14 +623,15 @@ def memories_write(
             candidate=candidate,
             vector=np.asarray(vector, dtype=np.float32),
             context_vector=context_vector,
+            condition=condition,
             sample=sample,
             typical=typical,
             provenance=origin,
             embedding_model=embedder.name,
             now=now,
         )
-        for candidate, vector, context_vector, origin in zip(
-            candidates, vectors.own, vectors.context, provenance, strict=True
+        for candidate, vector, context_vector, condition, origin in zip(
+            candidates, vectors.own, vectors.context, conditions, provenance, strict=True
         )
     ]
     writer.flush()
@@ -641,6 +689,7 @@ def _write_one(
     candidate: Candidate,
     vector: np.ndarray,
     context_vector: np.ndarray | None,
+    condition: str,
     sample: _ScopeSample,
     typical: scoring.Novelty,
     provenance: Provenance,
@@ -708,7 +757,12 @@ def _write_one(
         source_message_ids=list(provenance.source_message_ids),
         source_event_ids=list(provenance.source_event_ids),
         source_sequence=provenance.source_sequence,
-        metadata={**candidate.metadata, "polarity": candidate.polarity} if candidate.polarity else candidate.metadata,
+        metadata={
+            # the condition key is Engram's (a client's own would put any memory among the instructions)
+            **{name: value for name, value in candidate.metadata.items() if name != CONDITION_KEY},
+            **({"polarity": candidate.polarity} if candidate.polarity else {}),
+            **({CONDITION_KEY: condition} if condition else {}),
+        },
         created_by=writer.actor,
     )
     writer.create(memory, tuple(candidate.entities), occurred_at)

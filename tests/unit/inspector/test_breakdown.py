@@ -147,3 +147,23 @@ def test_hand_terms_are_signal_times_weight_with_the_usage_signals_in_proportion
         ("time_match", 0.0, None),
     ]
     assert result.composed == pytest.approx(score) and result.factors == ()
+
+
+def test_an_instruction_whose_condition_is_met_shows_what_raised_it():
+    """0.8 × 0.495 = 0.396 by the formula; the search raised it to the query's best, 0.99 (×2.5)."""
+    condition = {"text": "recipes", "cosine": 0.62, "met": True}
+    result = score_breakdown(
+        explain={**fitted_explain(), "condition": condition},
+        score=0.99,
+        outdated=False,
+        weights=scoring.CONTACT_WEIGHTS,
+    )
+    assert [(factor.name, factor.value) for factor in result.factors] == [("its condition (recipes) is met", 2.5)]
+    assert result.composed == pytest.approx(0.99)
+    unmet = score_breakdown(
+        explain={**fitted_explain(), "condition": {**condition, "met": False}},
+        score=0.396,
+        outdated=False,
+        weights=scoring.CONTACT_WEIGHTS,
+    )
+    assert unmet.factors == ()

@@ -13,7 +13,12 @@ from apps.memories.extraction import (
     is_low_content,
     slugify,
 )
-from apps.memories.extraction.rules import addressed_names, case_uses, written_as_common_word
+from apps.memories.extraction.rules import (
+    addressed_names,
+    case_uses,
+    instruction_condition,
+    written_as_common_word,
+)
 
 
 def stated(extraction: Extraction) -> list[tuple[str, str, str | None, int, bool]]:
@@ -1024,3 +1029,45 @@ def test_a_word_written_in_lower_case_is_not_a_name(lower, capitalised, common):
 def test_a_standing_instruction_with_its_condition_takes_any_verb(text, instruction):
     found = [m.predicate for m in extract(text, scope="contact", role="user").memories if m.memory_type == "preference"]
     assert found == ([instruction] if instruction else [])
+
+
+@pytest.mark.parametrize(
+    ("text", "condition"),
+    [
+        ("Always confirm time zones when I ask about meeting times.", "meeting times"),
+        ("Please always address me formally whenever I mention contracts.", "contracts"),
+        ("Always include version numbers when I ask about libraries", "libraries"),
+        ("Always show the sources when I ask you for help with taxes.", "help with taxes"),
+        # an instruction without a condition, and a preference that is not an instruction, have none
+        ("Always include version numbers.", ""),
+        ("I love talking about music when I ask about plans.", ""),
+    ],
+)
+def test_a_standing_instruction_is_stored_with_what_it_applies_to(text, condition):
+    """The condition is read from the stored statement (what a search compares a question with)."""
+    statements = [m.statement("Sam") for m in extract(text, scope="contact", role="user").memories]
+    found = [instruction_condition(statement) for statement in statements if instruction_condition(statement)]
+    assert found == ([condition] if condition else [])
+
+
+@pytest.mark.parametrize(
+    ("text", "predicate"),
+    [
+        (
+            "I prefer using Microsoft Word over Google Docs for formatting, can you help me with that?",
+            "prefers using Microsoft Word over Google Docs for formatting",
+        ),
+        (
+            "I want to include links to my portfolio - how can I make this work?",
+            "wants to include links to their portfolio",
+        ),
+        ("I love hiking so can you suggest trails near Denver?", "loves hiking"),
+        ("I prefer short answers; any tips for asking better questions?", "prefers short answers"),
+        # not a request: kept whole
+        ("I prefer the version you can carry around", "prefers the version you can carry around"),
+    ],
+)
+def test_a_request_after_a_preference_is_not_part_of_it(text, predicate):
+    """What the user asks the assistant for after saying what they like is not what they like."""
+    found = [m.predicate for m in extract(text, scope="contact", role="user").memories if m.memory_type != "episode"]
+    assert found == [predicate]

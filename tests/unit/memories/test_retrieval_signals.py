@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from apps.memories.retrieval.signals import chunk_share, diversity, speaker, specificity, time_window
+from apps.memories.retrieval.signals import chunk_share, condition, diversity, speaker, specificity, time_window
 
 SATURDAY_NOON = datetime(2024, 1, 20, 12, tzinfo=UTC)  # a Saturday
 
@@ -301,3 +301,10 @@ def test_a_summary_request_keeps_a_chunks_whole_score():
 )
 def test_other_questions_are_not_summary_requests(query):
     assert not chunk_share.asks_for_summary(query)
+
+
+def test_an_instruction_whose_condition_is_met_is_raised_to_the_best_score():
+    met = [condition.is_met(text, cosine) for text, cosine in [("", 0.9), ("recipes", 0.62), ("taxes", 0.2)]]
+    assert met == [False, True, False]  # no condition: never; a condition far from the query: not met
+    assert condition.raised([0.8, 0.3, 0.1], met) == [0.8, 0.8, 0.1]
+    assert condition.raised([0.8, 0.3, 0.1], [False, False, False]) == [0.8, 0.3, 0.1]

@@ -53,6 +53,7 @@ from apps.memories.extraction.rules._types import (
     ExtractedMemory,
     Extraction,
 )
+from apps.memories.extraction.rules.conversation import instruction_condition
 from apps.memories.extraction.rules.injection import has_instructions, is_a_fact, is_markup_or_instructions
 from apps.memories.extraction.rules.relations import _relative_mentions
 from apps.memories.extraction.rules.vocabulary import COMMON_WORDS, SENTENCE_STARTERS
@@ -78,6 +79,7 @@ __all__ = [
     "case_uses",
     "clean_text",
     "extract",
+    "instruction_condition",
     "is_a_fact",
     "is_low_content",
     "is_markup_or_instructions",

@@ -75,7 +75,12 @@ _CONJUNCTION_CUT = re.compile(
     r"\s*,\s*(?:do|don't|did|didn't|are|aren't|is|isn't|have|haven't|what\s+about|how\s+about|and|right|you\s+know)"
     r"(?:\s+you\b.*|\s*\?.*)$|"
     rf"\s*(?:,\s*)?\b(?:but|though|tho|although|because|cause|cuz|coz|since|whereas|while|which|so\s+that)\b.*$"
-    rf"|\s+and\s+(?:{_ELIDED_VERBS})\b.*$",
+    rf"|\s+and\s+(?:{_ELIDED_VERBS})\b.*$"
+    # a request to the assistant after what the user says of themselves: "I prefer Word over Google Docs, can
+    # you help me with that?" -> "Word over Google Docs"
+    r"|\s*(?:[,;]|\s-)\s*(?:(?:and|so|but)\s+)?(?:(?:can|could|would|will)\s+you|(?:what|how)\s+(?:do|would|should|can)"
+    r"\s+(?:you|i)|any\s+(?:tips|ideas|advice|suggestions|thoughts))\b.*$"
+    r"|\s+so\s+(?:can|could|would)\s+you\b.*$",
     re.IGNORECASE | re.DOTALL,
 )
 _PRONOUN_SWAP = {

@@ -117,6 +117,31 @@ INSTRUCTION_WANT = _rule(
 )
 
 
+# The condition of a standing instruction as it is stored ("… wants you to always confirm time zones whenever
+# they mention meetings"): what the user will be talking about when it applies ("meetings"). Retrieval matches a
+# question against it, not against what the assistant is to do (retrieval/signals/condition.py): "How should I
+# plan the call?" is about meetings, not about time zones. The topic alone, without "ask about": on made-up
+# pairs "Can you suggest a recipe for dinner?" is at cosine 0.69 of "recipes" and 0.62 of "ask about recipes",
+# "When is the concert?" at 0.10 and 0.03.
+_STORED_CONDITION = re.compile(
+    r"\b(?:wants|doesn't\s+want)\s+you\s+to\s+.+?\bwhen(?:ever)?\s+(?:they|i)\s+"
+    r"(?:ask|request|inquire|mention|bring\s+up|talk|want|need)\b(?:\s+(?:you|me|them))?"
+    r"(?:\s+(?:about|for|on|regarding|into|with))?\s+(?P<condition>[^.!?\n]*?\S)[\s.!?]*$",
+    re.IGNORECASE,
+)
+CONDITION_MAX_CHARS = 200
+
+
+def instruction_condition(statement: str) -> str:
+    """The condition of a stored instruction to the assistant, what the user talks about when it applies
+    ("draft revisions" of "Alex wants you to always use split-screen mode when they ask about draft revisions");
+    "" for any other statement."""
+    match = _STORED_CONDITION.search(statement)
+    if not match:
+        return ""
+    return " ".join(match.group("condition").split())[:CONDITION_MAX_CHARS]
+
+
 _LONGER = ("longer", "more", "bigger", "larger", "over", "above")
 
 

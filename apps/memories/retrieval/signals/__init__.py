@@ -83,6 +83,13 @@ FACTORS: tuple[Signal, ...] = (
 
 STAGES: tuple[Signal, ...] = (
     Signal(
+        "condition",
+        "apps.memories.retrieval.signals.condition",
+        False,
+        "a standing instruction whose condition the query meets (cosine of the query with its condition ≥ 0.5): "
+        "raised to the query's best score, so it goes first",
+    ),
+    Signal(
         "diversity",
         "apps.memories.retrieval.signals.diversity",
         False,
