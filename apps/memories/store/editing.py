@@ -13,13 +13,13 @@ from apps.memories import scoring
 from apps.memories.models import Memory, MemoryRevision
 from apps.memories.store.revisions import memory_snapshot, revision_record
 from apps.memories.store.writing import (
-    CONDITION_KEY,
     EMBEDDING_FIELDS,
     Candidate,
     MemoryChange,
     memories_vectors_refresh,
     memories_write,
     memory_supersede,
+    with_condition,
 )
 
 MAX_MEMORY_CHARS = 4000
@@ -84,7 +84,7 @@ def memory_edit(
 
 
 # what a deletion by a person empties at once: the text, everything computed from it, the client's metadata
-SCRUBBED_FIELDS = ["content", "content_hash", "index_terms", "context_vector", *EMBEDDING_FIELDS]  # metadata too
+SCRUBBED_FIELDS = ["content", "content_hash", "index_terms", "context_vector", *EMBEDDING_FIELDS]  # with metadata
 SCRUBBED_NOTE = "text, vectors and the history's text scrubbed"
 
 
@@ -208,7 +208,7 @@ def memory_put(
         raise ApplicationError(f"memory_type must be one of {', '.join(scoring.MEMORY_TYPES)} (or a seed type).")
     content = _validated_content(content)
     # a keyed record has no instruction condition (stored as given); the key is Engram's, not the client's
-    record = {"added_by": actor, **{name: value for name, value in (metadata or {}).items() if name != CONDITION_KEY}}
+    record = with_condition({"added_by": actor, **(metadata or {})}, "")
     with connection.cursor() as cursor:  # one writer per key: two first puts of a key must not both create
         scope = f"{tenant.pk}:{contact.pk if contact is not None else ''}:{key}"
         cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"memory-key:{scope}"])

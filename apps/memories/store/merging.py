@@ -11,7 +11,7 @@ from django.utils import timezone
 from apps.memories import scoring
 from apps.memories.models import Memory, MemoryEntity, MemoryRevision
 from apps.memories.store.revisions import memory_snapshot, revision_record
-from apps.memories.store.writing import CONDITION_KEY
+from apps.memories.store.writing import CONDITION_KEY, with_condition
 
 
 def _specificity(memory: Memory) -> tuple[int, int, int]:
@@ -36,11 +36,7 @@ def memory_merge(*, survivor: Memory, absorbed: Memory, actor: str, similarity: 
             survivor.embedding, survivor.embedding_model = absorbed.embedding, absorbed.embedding_model
             survivor.context_embedding = absorbed.context_embedding
             # a standing instruction's condition goes with its text (its context embedding is the condition's)
-            condition = (absorbed.metadata or {}).get(CONDITION_KEY)
-            survivor.metadata = {
-                **{name: value for name, value in (survivor.metadata or {}).items() if name != CONDITION_KEY},
-                **({CONDITION_KEY: condition} if condition else {}),
-            }
+            survivor.metadata = with_condition(survivor.metadata, (absorbed.metadata or {}).get(CONDITION_KEY, ""))
         survivor.importance = round(
             scoring.clamp(max(survivor.importance, absorbed.importance) + scoring.MERGE_BOOST), 4
         )

@@ -146,6 +146,13 @@ EMBEDDING_FIELDS = ["embedding", "context_embedding", "embedding_model", "metada
 CONDITION_KEY = "instruction_condition"  # a standing instruction's condition in its metadata (memory_condition_idx)
 
 
+def with_condition(metadata: dict[str, Any] | None, condition: str) -> dict[str, Any]:
+    """`metadata` with `condition` as its instruction condition, or without one ("" or none): the key is Engram's,
+    a client's own value never stays (it would put any memory among the instructions)."""
+    kept = {name: value for name, value in (metadata or {}).items() if name != CONDITION_KEY}
+    return {**kept, CONDITION_KEY: condition} if condition else kept
+
+
 def condition_of(*, memory_type: str, content: str, key: str = "") -> str:
     """The condition of a standing instruction to the assistant ("draft revisions"; "" for any other
     memory). A client's keyed record is stored as given: no condition is read into it."""
@@ -191,10 +198,7 @@ def memories_vectors_refresh(memories: Sequence[Memory]) -> None:
         memory.embedding = vector.tolist()
         memory.context_embedding = context_vector.tolist() if context_vector is not None else None
         memory.embedding_model = model
-        if condition:
-            memory.metadata = {**(memory.metadata or {}), CONDITION_KEY: condition}
-        elif CONDITION_KEY in (memory.metadata or {}):
-            memory.metadata = {name: value for name, value in memory.metadata.items() if name != CONDITION_KEY}
+        memory.metadata = with_condition(memory.metadata, condition)
 
 
 def memories_context_embed(*, memory_ids: Sequence[Any]) -> int:
@@ -757,12 +761,10 @@ def _write_one(
         source_message_ids=list(provenance.source_message_ids),
         source_event_ids=list(provenance.source_event_ids),
         source_sequence=provenance.source_sequence,
-        metadata={
-            # the condition key is Engram's (a client's own would put any memory among the instructions)
-            **{name: value for name, value in candidate.metadata.items() if name != CONDITION_KEY},
-            **({"polarity": candidate.polarity} if candidate.polarity else {}),
-            **({CONDITION_KEY: condition} if condition else {}),
-        },
+        metadata=with_condition(
+            {**candidate.metadata, "polarity": candidate.polarity} if candidate.polarity else candidate.metadata,
+            condition,
+        ),
         created_by=writer.actor,
     )
     writer.create(memory, tuple(candidate.entities), occurred_at)
