@@ -13,7 +13,8 @@ Two formulas make the score, and `explain.ranker.version` says which one did:
 Either way an outdated episode counts scoring.OUTDATED_FACTOR and a memory outside every time window the
 query names is discounted by the factor the search applied (time_window.miss_factor), `explain.time_window_factor`;
 a memory from one of the chunks of a long message by `explain.chunk_factor` (chunk_share.factor). A standing
-instruction whose condition the question meets (`explain.condition.met`) was raised to the query's best score.
+instruction whose condition the question meets (`explain.condition.met`), and a preference that fits a request for
+advice (`explain.advice`), were raised to the query's best score.
 """
 
 from __future__ import annotations
@@ -199,6 +200,10 @@ def score_breakdown(
         # a standing instruction whose condition the question meets is raised to the query's best score
         # (apps/memories/retrieval/signals/condition.py): what it was multiplied by to get there
         factors = (*factors, Factor(f"its condition ({condition.get('text', '')}) is met", round(score / composed, 4)))
+        composed = score
+    if explain.get("advice") and composed > 0 and score > composed:
+        # a preference that fits a request for advice is raised the same way (retrieval/signals/advice.py)
+        factors = (*factors, Factor("it fits the request for advice", round(score / composed, 4)))
         composed = score
     return Breakdown(
         version=version,

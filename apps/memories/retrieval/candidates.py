@@ -10,6 +10,8 @@ source a CTE with its own limit:
 - time: the memories said inside a window the query names (signals/time_window.py), closest in meaning;
 - condition: the scope's standing instructions whose condition is closest to the query (signals/condition.py;
   a partial index holds the few memories that have one);
+- preference: for a request for advice, the scope's preferences closest to the query (signals/advice.py; the
+  scope's type index holds them);
 
 plus the turns just before and after each candidate episode in its conversation (neighbour). For every one of
 them the statement computes the features (cosine to the memory's own and to its context embedding, BM25 over
@@ -31,7 +33,7 @@ from apps.core.embeddings import vector_literal
 from apps.core.rows import bound_cursor
 from apps.memories.retrieval import vector_effort
 from apps.memories.retrieval.query import Scope, Stats, quoted_lexemes
-from apps.memories.retrieval.signals import chunk_share, condition, specificity, time_window
+from apps.memories.retrieval.signals import advice, chunk_share, condition, specificity, time_window
 from apps.memories.retrieval.types import EntityRef, RetrievedMemory
 
 VECTOR_CANDIDATES = 50
@@ -58,8 +60,8 @@ MAX_TIME_SOURCE_WINDOW = timedelta(days=31)
 # boosts every candidate inside the window. LoCoMo's and BEAM's windows hold fewer (at most 262 and 200 turns
 # said within 31 days of one conversation), so their results cannot change.
 TIME_ROW_BUDGET = 400
-SOURCES = ("vector", "keyword", "entity", "time", "condition", "neighbour")
-_SOURCE_BITS = {"keyword": 1, "entity": 2, "vector": 4, "neighbour": 8, "time": 16, "condition": 32}
+SOURCES = ("vector", "keyword", "entity", "time", "condition", "preference", "neighbour")
+_SOURCE_BITS = {"keyword": 1, "entity": 2, "vector": 4, "neighbour": 8, "time": 16, "condition": 32, "preference": 64}
 # the sources a candidate's bits name, for every combination of bits (found_by, without a loop per candidate)
 _FOUND_BY = {
     bits: tuple(source for source in SOURCES if bits & _SOURCE_BITS[source]) for bits in range(1 << len(_SOURCE_BITS))
@@ -172,10 +174,12 @@ def fetch(
     entities: list[EntityRef],
     now: datetime,
     windows: Sequence[time_window.TimeWindow] = (),
+    preferences: bool = False,
 ) -> list[Candidate]:
     """One statement: the keyword, entity and vector candidates, the turns just before and after each
     candidate episode in its conversation (two LATERAL probes of memory_session_turn_idx per candidate),
-    and the features and read columns of all of them."""
+    and the features and read columns of all of them. `preferences`: the query asks for advice, read the
+    scope's preferences closest to it too (signals/advice.py)."""
     scope_sql, params = scope.sql()
     neighbour_scope, _ = scope.sql(alias="n", owner=False)  # the owner comes from the candidate (_NEIGHBOUR_TURN)
     vector_text = vector_literal(vector)
@@ -255,6 +259,17 @@ def fetch(
             "ORDER BY m.context_embedding <=> %(vector)s::halfvec LIMIT %(condition_limit)s)"
         )
         sources.append(f"SELECT id, {_SOURCE_BITS['condition']} AS bit FROM condition")
+    if preferences and advice.ADVICE_PREFERENCES > 0:
+        # the scope's preferences (not instructions with a condition: those are the condition source's) closest
+        # to the query, read whole through memory_scope_type_idx: a contact states tens, not thousands
+        params["preference_limit"] = advice.ADVICE_PREFERENCES
+        ctes.append(
+            f"preference AS (SELECT m.id FROM memories_memory m WHERE {scope_sql} "
+            "AND m.memory_type = 'preference' AND NOT m.metadata ? 'instruction_condition' "
+            "AND m.embedding IS NOT NULL "
+            "ORDER BY m.embedding <=> %(vector)s::halfvec, m.id LIMIT %(preference_limit)s)"
+        )
+        sources.append(f"SELECT id, {_SOURCE_BITS['preference']} AS bit FROM preference")
     if not sources:
         return []
     bm25_columns = {"k1": BM25_K1, "k1_plus_1": BM25_K1 + 1, "b": BM25_B}

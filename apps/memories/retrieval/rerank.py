@@ -85,7 +85,10 @@ def reranked(query: str, scored: list[ScoredMemory], weights: scoring.Weights) -
             pattern_factor=item.pattern_factor,
         )
         rescored.append(dataclasses.replace(item, signals=signals, score=score))
-    # an instruction whose condition the query meets still goes first (signals/condition.py)
-    raised = condition.raised([item.score for item in rescored], [item.condition_met for item in rescored])
+    # an instruction whose condition the query meets, a preference that fits a request for advice, still go
+    # first (signals/condition.py, signals/advice.py)
+    raised = condition.raised(
+        [item.score for item in rescored], [item.condition_met or item.advice_fit for item in rescored]
+    )
     rescored = [dataclasses.replace(item, score=score) for item, score in zip(rescored, raised, strict=True)]
     return sorted(rescored, key=rank_key) + tail

@@ -86,5 +86,6 @@ def search_payload(
         body["speakers"] = list(result.speakers)
         body["diversified"] = result.diversified
         body["summary"] = result.summary
+        body["advice"] = result.advice
         body["verb_forms"] = [list(forms) for forms in result.verbs]
     return body

@@ -47,7 +47,15 @@ from apps.memories.retrieval import ranker as ranking
 from apps.memories.retrieval import relevance as relevance_rules
 from apps.memories.retrieval.query import Scope, discriminating, query_terms, scope_stats, surface_names
 from apps.memories.retrieval.rerank import RERANK_TOP, factored, rank_key_of, reranked
-from apps.memories.retrieval.signals import chunk_share, condition, diversity, pattern_share, specificity, time_window
+from apps.memories.retrieval.signals import (
+    advice,
+    chunk_share,
+    condition,
+    diversity,
+    pattern_share,
+    specificity,
+    time_window,
+)
 from apps.memories.retrieval.signals import speaker as speaker_signal
 from apps.memories.retrieval.types import HAND, EntityRef, ScoredMemory, SearchResult
 from apps.tenants.models import Tenant
@@ -132,6 +140,8 @@ def memory_search(
     windows = time_window.windows(query, reference=reference_time)
     stats = scope_stats(scope, terms.lexemes, verbs=terms.verbs)
     query_entities = discriminating(terms.named, total=stats.total)
+    # a request for advice reads the asker's preferences closest to it too (signals/advice.py)
+    advice_request = advice.asks_for_advice(query)
     found = candidates.fetch(
         scope,
         vector=vector,
@@ -140,6 +150,7 @@ def memory_search(
         entities=query_entities,
         now=now,
         windows=windows,
+        preferences=advice_request,
     )
     # a summary covers the long messages and the patterns too: no chunk share, no pattern factor
     summary = chunk_share.asks_for_summary(query)
@@ -238,7 +249,13 @@ def memory_search(
         factors.append((window_factor, chunk_factor, pattern_factor))
     # a standing instruction whose condition the query meets goes first (signals/condition.py)
     met = [condition.is_met(candidate.condition, candidate.context_cosine) for candidate in found]
-    scores = condition.raised(scores, met)
+    # ... and so do the asker's preferences that fit a request for advice (signals/advice.py)
+    fits = advice.fitting(
+        [candidate.cosine for candidate in found],
+        [candidate.memory.memory_type == "preference" and not candidate.condition for candidate in found],
+        advice=advice_request,
+    )
+    scores = condition.raised(scores, [is_met or fit for is_met, fit in zip(met, fits, strict=True)])
     order = sorted(range(len(parts)), key=lambda index: rank_key_of(scores[index], relevance[index], found[index]))
     scored: list[ScoredMemory] = []
     for index in order[: max(top_k, HEAD)]:
@@ -262,6 +279,7 @@ def memory_search(
                 pattern_factor=pattern_factor,
                 condition=candidate.condition,
                 condition_met=met[index],
+                advice_fit=fits[index],
                 features=row,
                 ranker_version=ranker_version,
                 # what each feature added, for the explanation of what is handed out
@@ -290,6 +308,7 @@ def memory_search(
         speakers=tuple(sorted(speakers)),
         diversified=many,
         summary=summary,
+        advice=advice_request,
         verbs=tuple(terms.verbs),
     )
 

@@ -56,7 +56,7 @@ class ScoredMemory:
     signals: scoring.Signals
     cosine: float
     bm25: float
-    # "vector", "keyword", "entity", "time", "condition", "neighbour" (or "importance" with no query)
+    # "vector", "keyword", "entity", "time", "condition", "preference", "neighbour" (or "importance" with no query)
     found_by: tuple[str, ...]
     matched_entities: tuple[str, ...] = ()
     context_cosine: float = 0.0
@@ -76,6 +76,9 @@ class ScoredMemory:
     # meets it: then its score was raised to the query's best (signals/condition.py)
     condition: str = ""
     condition_met: bool = False
+    # a preference of the asker that fits the query's request for advice: its score was raised to the query's
+    # best (signals/advice.py)
+    advice_fit: bool = False
     # the ranker's features of this candidate (ranker.FEATURES) and, with a fitted ranker, what each added
     features: dict[str, float] = field(default_factory=dict)
     ranker_version: str = HAND
@@ -107,6 +110,7 @@ class ScoredMemory:
             "condition": {"text": self.condition, "cosine": round(self.context_cosine, 4), "met": self.condition_met}
             if self.condition
             else None,
+            "advice": {"cosine": round(self.cosine, 4), "fits": True} if self.advice_fit else None,
             "ranker": {
                 "version": self.ranker_version,
                 "features": {name: round(value, 4) for name, value in self.features.items()},
@@ -124,5 +128,6 @@ class SearchResult:
     speakers: tuple[str, ...] = ()  # the speaker the query names (its slug), when it names exactly one
     diversified: bool = False  # a list or count question: ranked for coverage (signals/diversity.py)
     summary: bool = False  # a request for a summary: no chunk share (signals/chunk_share.asks_for_summary)
+    advice: bool = False  # a request for advice: the asker's fitting preferences go first (signals/advice.py)
     # the lexemes of each irregular verb the query uses, searched as one term (retrieval/inflections.py)
     verbs: tuple[tuple[str, ...], ...] = ()

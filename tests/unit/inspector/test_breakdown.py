@@ -167,3 +167,14 @@ def test_an_instruction_whose_condition_is_met_shows_what_raised_it():
         weights=scoring.CONTACT_WEIGHTS,
     )
     assert unmet.factors == ()
+
+
+def test_a_preference_that_fits_a_request_for_advice_shows_what_raised_it():
+    result = score_breakdown(
+        explain={**fitted_explain(), "advice": {"cosine": 0.52, "fits": True}},
+        score=0.99,
+        outdated=False,
+        weights=scoring.CONTACT_WEIGHTS,
+    )
+    assert [(factor.name, factor.value) for factor in result.factors] == [("it fits the request for advice", 2.5)]
+    assert result.composed == pytest.approx(0.99)

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from apps.memories.retrieval.signals import chunk_share, condition, diversity, speaker, specificity, time_window
+from apps.memories.retrieval.signals import advice, chunk_share, condition, diversity, speaker, specificity, time_window
 
 SATURDAY_NOON = datetime(2024, 1, 20, 12, tzinfo=UTC)  # a Saturday
 
@@ -308,3 +308,41 @@ def test_an_instruction_whose_condition_is_met_is_raised_to_the_best_score():
     assert met == [False, True, False]  # no condition: never; a condition far from the query: not met
     assert condition.raised([0.8, 0.3, 0.1], met) == [0.8, 0.8, 0.1]
     assert condition.raised([0.8, 0.3, 0.1], [False, False, False]) == [0.8, 0.3, 0.1]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "Can you suggest some movies for my family?",
+        "What would you recommend for my trip to Lisbon?",
+        "How should I organize my week?",
+        "Any tips for my first marathon?",
+        "Can you help me plan my writing sessions?",
+        "Do you have ideas for our anniversary?",
+    ],
+)
+def test_requests_for_advice(query):
+    assert advice.asks_for_advice(query)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "What book did Caroline recommend to Melanie?",  # advice between two others, in the third person
+        "What advice did Tim give John about endorsements?",
+        "How did you recommend structuring my essay?",  # advice already given: the turn that gave it answers
+        "What did you suggest I cook last week?",
+        "When is my dentist appointment?",  # no request for advice
+    ],
+)
+def test_other_questions_are_not_requests_for_advice(query):
+    assert not advice.asks_for_advice(query)
+
+
+def test_the_closest_fitting_preferences_of_a_request_for_advice_are_raised():
+    cosines = [0.9, 0.6, 0.5, 0.45, 0.2]
+    preference = [False, True, True, True, True]  # the first is an episode: never raised by this stage
+    # the two closest preferences, each only if its cosine reaches ADVICE_FIT
+    assert advice.fitting(cosines, preference, advice=True) == [False, True, True, False, False]
+    assert advice.fitting([0.3, 0.2], [True, True], advice=True) == [False, False]  # none fits
+    assert advice.fitting(cosines, preference, advice=False) == [False] * 5  # not a request for advice

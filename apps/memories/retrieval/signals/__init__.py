@@ -90,6 +90,13 @@ STAGES: tuple[Signal, ...] = (
         "raised to the query's best score, so it goes first",
     ),
     Signal(
+        "advice",
+        "apps.memories.retrieval.signals.advice",
+        False,
+        "a request for advice: the asker's two preferences closest to it, where the cosine reaches 0.35, raised "
+        "to the query's best score, so they go first",
+    ),
+    Signal(
         "diversity",
         "apps.memories.retrieval.signals.diversity",
         False,
