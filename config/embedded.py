@@ -517,9 +517,22 @@ def maintenance_database_url(profile: EmbeddedProfile) -> str:
     )
 
 
-if __name__ == "__main__":  # python -m config.embedded stop|start [dev|test]
-    action = sys.argv[1] if len(sys.argv) > 1 else "start"
-    chosen = TEST if len(sys.argv) > 2 and sys.argv[2] == "test" else DEV
+USAGE = """usage: python -m config.embedded [start|stop] [dev|test]
+
+start (the default): start the profile's embedded PostgreSQL + pgvector and Redis if they are not running, and
+print their URLs; stop: stop them. dev (the default): var/dev, what `make run` uses; test: var/test, the tests'."""
+
+
+if __name__ == "__main__":  # python -m config.embedded [start|stop] [dev|test]
+    arguments = sys.argv[1:]
+    action = arguments[0] if arguments else "start"
+    profile_name = arguments[1] if len(arguments) > 1 else "dev"
+    if action not in {"start", "stop"} or profile_name not in {"dev", "test"} or len(arguments) > 2:
+        # anything else only prints the usage: `--help` or a typo must not start a server
+        asked = action in {"-h", "--help", "help"}
+        print(USAGE, file=sys.stdout if asked else sys.stderr)
+        sys.exit(0 if asked else 2)
+    chosen = TEST if profile_name == "test" else DEV
     if action == "stop":
         stop_redis(chosen)
         stop_postgres(chosen)
