@@ -60,6 +60,11 @@ MAX_TIME_SOURCE_WINDOW = timedelta(days=31)
 # boosts every candidate inside the window. LoCoMo's and BEAM's windows hold fewer (at most 262 and 200 turns
 # said within 31 days of one conversation), so their results cannot change.
 TIME_ROW_BUDGET = 400
+# the preference source (a request for advice) compares the query with at most the scope's latest this many
+# preferences: a contact states tens (BEAM's at most 77), but the 100k benchmark's heavy contact holds 3,344 and
+# reading them all took 18 ms (1.2 ms for its latest 200). One who has stated more is represented by the latest;
+# the vector source still searches the whole scope
+PREFERENCE_ROW_BUDGET = 200
 SOURCES = ("vector", "keyword", "entity", "time", "condition", "preference", "neighbour")
 _SOURCE_BITS = {"keyword": 1, "entity": 2, "vector": 4, "neighbour": 8, "time": 16, "condition": 32, "preference": 64}
 # the sources a candidate's bits name, for every combination of bits (found_by, without a loop per candidate)
@@ -261,13 +266,13 @@ def fetch(
         sources.append(f"SELECT id, {_SOURCE_BITS['condition']} AS bit FROM condition")
     if preferences and advice.ADVICE_PREFERENCES > 0:
         # the scope's preferences (not instructions with a condition: those are the condition source's) closest
-        # to the query, read whole through memory_scope_type_idx: a contact states tens, not thousands
-        params["preference_limit"] = advice.ADVICE_PREFERENCES
+        # to the query, of its latest PREFERENCE_ROW_BUDGET (memory_scope_type_idx reads them in order and stops)
+        params |= {"preference_limit": advice.ADVICE_PREFERENCES, "preference_rows": PREFERENCE_ROW_BUDGET}
         ctes.append(
-            f"preference AS (SELECT m.id FROM memories_memory m WHERE {scope_sql} "
+            f"preference AS (SELECT p.id FROM (SELECT m.id, m.embedding FROM memories_memory m WHERE {scope_sql} "
             "AND m.memory_type = 'preference' AND NOT m.metadata ? 'instruction_condition' "
-            "AND m.embedding IS NOT NULL "
-            "ORDER BY m.embedding <=> %(vector)s::halfvec, m.id LIMIT %(preference_limit)s)"
+            "AND m.embedding IS NOT NULL ORDER BY m.created_at DESC LIMIT %(preference_rows)s) p "
+            "ORDER BY p.embedding <=> %(vector)s::halfvec, p.id LIMIT %(preference_limit)s)"
         )
         sources.append(f"SELECT id, {_SOURCE_BITS['preference']} AS bit FROM preference")
     if not sources:
