@@ -2,8 +2,8 @@
 
 "I'm planning my editing schedule for the week. How would you suggest breaking up my work sessions?" is
 answered well only with "Prefers editing in short bursts, 30 minutes at a time" in the context. The question
-shares few words with the preference and its cosine to it (0.53) is below that of every turn in which the user
-talked about their schedule, so the preference ranked 46th; the context, which puts preferences first, never
+shares few words with the preference and its cosine to it (0.53) is below that of the many turns in which the user
+talked about their schedule, so the preference ranked 47th; the context, which puts preferences first, never
 saw it. A question that asks the assistant for a suggestion, a recommendation, advice, tips, ideas or options,
 or how the asker should do something (`asks_for_advice`), is where what the user prefers matters most: the
 `preference` candidate source reads the scope's ADVICE_PREFERENCES preferences closest to the query, and each
