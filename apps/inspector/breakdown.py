@@ -14,7 +14,8 @@ Either way an outdated episode counts scoring.OUTDATED_FACTOR and a memory outsi
 query names is discounted by the factor the search applied (time_window.miss_factor), `explain.time_window_factor`;
 a memory from one of the chunks of a long message by `explain.chunk_factor` (chunk_share.factor). A standing
 instruction whose condition the question meets (`explain.condition.met`), and a preference that fits a request for
-advice (`explain.advice`), were raised to the query's best score.
+advice (`explain.advice`), were raised to the query's best score. An episode that follows a higher turn of its
+conversation gained `explain.follow_up` (signals/follow_up.py), shown as the factor it comes to.
 """
 
 from __future__ import annotations
@@ -195,6 +196,12 @@ def score_breakdown(
         chunk_factor=chunk_factor,
         pattern_factor=pattern_factor,
     )
+    follow_up = _number(explain.get("follow_up", 0.0))
+    if follow_up > 0 and composed > 0:
+        # an episode that follows a higher turn of its conversation gained a share of the difference
+        # (apps/memories/retrieval/signals/follow_up.py): what that multiplied it by
+        factors = (*factors, Factor("it follows a turn that ranks higher", round((composed + follow_up) / composed, 4)))
+        composed += follow_up
     condition: Mapping[str, Any] = explain.get("condition") or {}
     if condition.get("met") and composed > 0 and score > composed:
         # a standing instruction whose condition the question meets is raised to the query's best score

@@ -52,6 +52,7 @@ from apps.memories.retrieval.signals import (
     chunk_share,
     condition,
     diversity,
+    follow_up,
     pattern_share,
     specificity,
     time_window,
@@ -142,6 +143,7 @@ def memory_search(
     query_entities = discriminating(terms.named, total=stats.total)
     # a request for advice reads the asker's preferences closest to it too (signals/advice.py)
     advice_request = advice.asks_for_advice(query)
+    many = diversity.asks_for_many(query)
     found = candidates.fetch(
         scope,
         vector=vector,
@@ -151,6 +153,7 @@ def memory_search(
         now=now,
         windows=windows,
         preferences=advice_request,
+        previous_turns=follow_up.applies(many=many),
     )
     # a summary covers the long messages and the patterns too: no chunk share, no pattern factor
     summary = chunk_share.asks_for_summary(query)
@@ -247,6 +250,21 @@ def memory_search(
         signals_of.append(signals)
         scores.append(score)
         factors.append((window_factor, chunk_factor, pattern_factor))
+    # an episode that follows a higher turn of its conversation gains a share of the difference, unless the
+    # question asks for a list (signals/follow_up.py)
+    position = {candidate.memory.pk: index for index, candidate in enumerate(found)}
+    follow = follow_up.carried(
+        scores,
+        [position.get(candidate.previous_turn) for candidate in found],
+        [
+            (candidate.memory.source_message_ids or candidate.memory.pk)
+            if candidate.memory.memory_type == scoring.EPISODE
+            else None
+            for candidate in found
+        ],
+        many=many,
+    )
+    scores = [score + gain for score, gain in zip(scores, follow, strict=True)]
     # a standing instruction whose condition the query meets goes first (signals/condition.py)
     met = [condition.is_met(candidate.condition, candidate.context_cosine) for candidate in found]
     # ... and so do the asker's preferences that fit a request for advice (signals/advice.py)
@@ -280,6 +298,7 @@ def memory_search(
                 condition=candidate.condition,
                 condition_met=met[index],
                 advice_fit=fits[index],
+                follow_up=round(follow[index], 4),
                 features=row,
                 ranker_version=ranker_version,
                 # what each feature added, for the explanation of what is handed out
@@ -287,7 +306,6 @@ def memory_search(
             )
         )
     scored = reranked(query, scored, weights)
-    many = diversity.asks_for_many(query)
     if many:
         sessions = {candidate.memory.pk: candidate.session for candidate in found}
         scored = [

@@ -79,6 +79,8 @@ class ScoredMemory:
     # a preference of the asker that fits the query's request for advice: its score was raised to the query's
     # best (signals/advice.py)
     advice_fit: bool = False
+    # what it gained for following a higher turn of its conversation (signals/follow_up.py); 0: nothing
+    follow_up: float = 0.0
     # the ranker's features of this candidate (ranker.FEATURES) and, with a fitted ranker, what each added
     features: dict[str, float] = field(default_factory=dict)
     ranker_version: str = HAND
@@ -111,6 +113,7 @@ class ScoredMemory:
             if self.condition
             else None,
             "advice": {"cosine": round(self.cosine, 4), "fits": True} if self.advice_fit else None,
+            "follow_up": self.follow_up,
             "ranker": {
                 "version": self.ranker_version,
                 "features": {name: round(value, 4) for name, value in self.features.items()},

@@ -178,3 +178,21 @@ def test_a_preference_that_fits_a_request_for_advice_shows_what_raised_it():
     )
     assert [(factor.name, factor.value) for factor in result.factors] == [("it fits the request for advice", 2.5)]
     assert result.composed == pytest.approx(0.99)
+
+
+def test_an_episode_that_follows_a_higher_turn_shows_what_it_gained():
+    """0.396 by the formula, plus 0.0396 for following a higher turn (signals/follow_up.py): × 1.1."""
+    result = score_breakdown(
+        explain={**fitted_explain(), "follow_up": 0.0396},
+        score=0.4356,
+        outdated=False,
+        weights=scoring.CONTACT_WEIGHTS,
+    )
+    assert [(factor.name, factor.value) for factor in result.factors] == [("it follows a turn that ranks higher", 1.1)]
+    assert result.composed == pytest.approx(0.4356)
+    assert (
+        score_breakdown(
+            explain={**fitted_explain(), "follow_up": 0.0}, score=0.396, outdated=False, weights=scoring.CONTACT_WEIGHTS
+        ).factors
+        == ()
+    )

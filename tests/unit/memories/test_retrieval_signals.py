@@ -7,7 +7,16 @@ from datetime import UTC, datetime
 
 import pytest
 
-from apps.memories.retrieval.signals import advice, chunk_share, condition, diversity, speaker, specificity, time_window
+from apps.memories.retrieval.signals import (
+    advice,
+    chunk_share,
+    condition,
+    diversity,
+    follow_up,
+    speaker,
+    specificity,
+    time_window,
+)
 
 SATURDAY_NOON = datetime(2024, 1, 20, 12, tzinfo=UTC)  # a Saturday
 
@@ -346,3 +355,31 @@ def test_the_closest_fitting_preferences_of_a_request_for_advice_are_raised():
     assert advice.fitting(cosines, preference, advice=True) == [False, True, True, False, False]
     assert advice.fitting([0.3, 0.2], [True, True], advice=True) == [False, False]  # none fits
     assert advice.fitting(cosines, preference, advice=False) == [False] * 5  # not a request for advice
+
+
+def test_a_turn_gains_a_share_of_a_higher_turn_before_it():
+    # candidates 0..3: turn 0 names the subject (0.8); turn 1 the other speaker's question (0.3); turn 2 the
+    # answer (0.4); candidate 3 is a fact, not an episode (no previous turn, no turn of its own)
+    scores = [0.8, 0.3, 0.4, 0.7]
+    previous = [None, 0, 1, None]
+    turns = ["m0", "m1", "m2", None]
+    gains = follow_up.carried(scores, previous, turns, many=False)
+    # two turns back: the answer gains 0.15 × (0.8 − 0.4), the question 0.15 × (0.8 − 0.3); the first turn and the
+    # fact nothing
+    assert gains == pytest.approx([0.0, 0.075, 0.06, 0.0])
+    assert scores[2] + gains[2] < scores[0]  # a reply rises towards the turn it answers, never above it
+    # one turn back only: the answer sees the question (lower than it) and gains nothing
+    assert follow_up.carried(scores, previous, turns, many=False, depth=1)[2] == 0.0
+
+
+def test_a_turn_gains_nothing_from_lower_turns_or_for_a_list_question():
+    scores, previous, turns = [0.2, 0.3, 0.9], [None, 0, 1], ["m0", "m1", "m2"]
+    assert follow_up.carried(scores, previous, turns, many=False)[2] == 0.0
+    assert follow_up.carried([0.8, 0.3, 0.4], previous, turns, many=True) == [0.0, 0.0, 0.0]
+    assert follow_up.carried([0.8, 0.3, 0.4], previous, turns, many=False, share=0.0) == [0.0, 0.0, 0.0]
+
+
+def test_a_turn_is_scored_by_the_best_chunk_of_its_message():
+    # candidates 0 and 1 are two chunks of one long message (0.2 and 0.9); candidate 2 follows the one of 0.2
+    gains = follow_up.carried([0.2, 0.9, 0.5], [None, None, 0], ["long", "long", "next"], many=False)
+    assert gains[2] == pytest.approx(0.15 * (0.9 - 0.5))

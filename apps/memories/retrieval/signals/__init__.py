@@ -97,6 +97,13 @@ STAGES: tuple[Signal, ...] = (
         "to the query's best score, so they go first",
     ),
     Signal(
+        "follow_up",
+        "apps.memories.retrieval.signals.follow_up",
+        False,
+        "an episode whose previous turn, or the one before, scores higher gains 0.15 of the difference (the reply "
+        "to a relevant turn); not for list and count questions",
+    ),
+    Signal(
         "diversity",
         "apps.memories.retrieval.signals.diversity",
         False,
