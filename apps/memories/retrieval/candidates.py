@@ -100,19 +100,11 @@ def _selective(lexemes: list[str], stats: Stats) -> list[str]:
 # the planner probed through the lone contact_id (or tenant_id) index instead, scanning the whole contact for
 # each candidate: 47 instead of 12 ms per search for a LoCoMo-sized contact. c's columns get the average.
 _NEIGHBOUR_TURN = (
-    "(SELECT n.id, {after} AS after FROM memories_memory n WHERE n.tenant_id = c.tenant_id "
+    "(SELECT n.id FROM memories_memory n WHERE n.tenant_id = c.tenant_id "
     "AND n.contact_id IS NOT DISTINCT FROM c.contact_id AND {scope} AND n.memory_type = 'episode' "
     "AND n.source_session_id <> '' AND n.source_session_id = c.source_session_id "
     "AND (n.occurred_at, n.source_sequence) {op} (c.occurred_at, c.source_sequence) "
     "ORDER BY n.occurred_at {order}, n.source_sequence {order} LIMIT 1)"
-)
-# Each candidate's previous turn, from the neighbour probes already made (no probe of its own): a seed's is the turn
-# its probe found before it; a neighbour found after a seed follows that seed. (A neighbour found before a seed has
-# none: its own previous turn was not probed.)
-_PREVIOUS_TURN = (
-    "previous AS (SELECT DISTINCT ON (turn) turn, prev FROM ("
-    "SELECT anchor AS turn, id AS prev, 0 AS pick FROM neighbour WHERE NOT after UNION ALL "
-    "SELECT id, anchor, 1 FROM neighbour WHERE after) p ORDER BY turn, pick, prev)"
 )
 
 # BM25 of one tsvector column against the query's lexemes and their IDFs, in SQL (k1, b as above). Only the
@@ -176,7 +168,7 @@ class Candidate:
     index_terms: str
     chunks: int = 1  # how many chunks its source message was split into (ingest; 1: not split)
     condition: str = ""  # a standing instruction's condition (its context_cosine is the query's to it)
-    previous_turn: Any = None  # an episode's previous turn in its conversation (its id; None: none, or not an episode)
+    sequence: int | None = None  # its ledger position: with occurred_at, its place among its session's turns
 
 
 def fetch(
@@ -189,13 +181,11 @@ def fetch(
     now: datetime,
     windows: Sequence[time_window.TimeWindow] = (),
     preferences: bool = False,
-    previous_turns: bool = False,
 ) -> list[Candidate]:
     """One statement: the keyword, entity and vector candidates, the turns just before and after each
     candidate episode in its conversation (two LATERAL probes of memory_session_turn_idx per candidate),
     and the features and read columns of all of them. `preferences`: the query asks for advice, read the
-    scope's preferences closest to it too (signals/advice.py). `previous_turns`: read each candidate episode's
-    previous turn (signals/follow_up.py)."""
+    scope's preferences closest to it too (signals/advice.py)."""
     scope_sql, params = scope.sql()
     neighbour_scope, _ = scope.sql(alias="n", owner=False)  # the owner comes from the candidate (_NEIGHBOUR_TURN)
     vector_text = vector_literal(vector)
@@ -306,12 +296,11 @@ def fetch(
         + ", seed AS (SELECT id, bit_or(bit) AS found FROM ("
         + " UNION ALL ".join(sources)
         + ") s GROUP BY id), "
-        "neighbour AS (SELECT c.id AS anchor, x.id, x.after FROM memories_memory c CROSS JOIN LATERAL ("
-        f"{_NEIGHBOUR_TURN.format(scope=neighbour_scope, after='false', op='<', order='DESC')} UNION ALL "
-        f"{_NEIGHBOUR_TURN.format(scope=neighbour_scope, after='true', op='>', order='ASC')}) x "
+        "neighbour AS (SELECT x.id FROM memories_memory c CROSS JOIN LATERAL ("
+        f"{_NEIGHBOUR_TURN.format(scope=neighbour_scope, op='<', order='DESC')} UNION ALL "
+        f"{_NEIGHBOUR_TURN.format(scope=neighbour_scope, op='>', order='ASC')}) x "
         "WHERE c.id IN (SELECT id FROM seed) AND c.memory_type = 'episode' AND c.source_session_id <> ''), "
-        + (f"{_PREVIOUS_TURN}, " if previous_turns else "")
-        + "candidate AS (SELECT id, found FROM seed UNION ALL "
+        "candidate AS (SELECT id, found FROM seed UNION ALL "
         f"SELECT DISTINCT id, {_SOURCE_BITS['neighbour']} FROM neighbour WHERE id NOT IN (SELECT id FROM seed)) "
         f"SELECT {MEMORY_COLUMNS}, k.found, m.source_session_id, right(rtrim(m.content), 1) = '?', "
         "coalesce(1 - (m.embedding <=> %(vector)s::halfvec), 0), "
@@ -322,14 +311,8 @@ def fetch(
         "coalesce(m.metadata->>'speaker', ''), m.index_terms, "
         "CASE WHEN jsonb_typeof(m.metadata->'chunk') = 'number' THEN m.metadata->>'chunk' END, "
         "CASE WHEN jsonb_typeof(m.metadata->'chunks') = 'number' THEN m.metadata->>'chunks' END, "
-        "coalesce(m.metadata->>'instruction_condition', ''), "
-        # the episode's previous turn in its conversation (signals/follow_up.py: the reply shares the relevance of
-        # the turn it answers)
-        + (
-            "pv.prev FROM candidate k JOIN memories_memory m ON m.id = k.id LEFT JOIN previous pv ON pv.turn = m.id"
-            if previous_turns
-            else "NULL::uuid FROM candidate k JOIN memories_memory m ON m.id = k.id"
-        )
+        "coalesce(m.metadata->>'instruction_condition', ''), m.source_sequence "
+        "FROM candidate k JOIN memories_memory m ON m.id = k.id"
     )
     # a large scope searches the vector index wider (retrieval/vector_effort.py: its recall, and the plans)
     with bound_cursor() as cursor, vector_effort.searching_at(cursor, vector_effort.ef_search_for(stats.total)):
@@ -353,7 +336,7 @@ def fetch(
             index_terms=row[20] or "",
             chunks=chunk_share.split_into(row[21], row[22]),
             condition=row[23],
-            previous_turn=row[24],
+            sequence=row[24],
         )
         for row in rows
     ]

@@ -153,7 +153,6 @@ def memory_search(
         now=now,
         windows=windows,
         preferences=advice_request,
-        previous_turns=follow_up.applies(many=many),
     )
     # a summary covers the long messages and the patterns too: no chunk share, no pattern factor
     summary = chunk_share.asks_for_summary(query)
@@ -252,16 +251,16 @@ def memory_search(
         factors.append((window_factor, chunk_factor, pattern_factor))
     # an episode that follows a higher turn of its conversation gains a share of the difference, unless the
     # question asks for a list (signals/follow_up.py)
-    position = {candidate.memory.pk: index for index, candidate in enumerate(found)}
+    places = [
+        (candidate.session, (candidate.memory.occurred_at, candidate.sequence))
+        if candidate.memory.memory_type == scoring.EPISODE and candidate.session and candidate.sequence is not None
+        else None
+        for candidate in found
+    ]
     follow = follow_up.carried(
         scores,
-        [position.get(candidate.previous_turn) for candidate in found],
-        [
-            (candidate.memory.source_message_ids or candidate.memory.pk)
-            if candidate.memory.memory_type == scoring.EPISODE
-            else None
-            for candidate in found
-        ],
+        follow_up.previous_turns(places, [candidate.found_by != ("neighbour",) for candidate in found]),
+        places,
         many=many,
     )
     scores = [score + gain for score, gain in zip(scores, follow, strict=True)]

@@ -383,3 +383,25 @@ def test_a_turn_is_scored_by_the_best_chunk_of_its_message():
     # candidates 0 and 1 are two chunks of one long message (0.2 and 0.9); candidate 2 follows the one of 0.2
     gains = follow_up.carried([0.2, 0.9, 0.5], [None, None, 0], ["long", "long", "next"], many=False)
     assert gains[2] == pytest.approx(0.15 * (0.9 - 0.5))
+
+
+def test_the_previous_turn_is_known_next_to_a_seed():
+    at = datetime(2023, 5, 1, tzinfo=UTC)
+    # one session's candidate turns in order: 0 (seed), 1 (its neighbour after), 2 and 3 two chunks of one long
+    # message (3 a seed), 4 a neighbour after a gap (neither it nor the turn before it a seed); 5 is not an episode
+    places = [
+        ("s1", (at, 1)),
+        ("s1", (at, 2)),
+        ("s1", (at, 5)),
+        ("s1", (at, 5)),
+        ("s1", (at, 9)),
+        None,
+        ("s2", (at, 3)),  # another session: nothing before it
+    ]
+    seeds = [True, False, False, True, False, True, True]
+    previous = follow_up.previous_turns(places, seeds)
+    # 1 follows the seed 0; the long message (2, 3) holds a seed, so the turn before it is its previous; 4 comes
+    # after the long message, which holds a seed: the seed's next turn is a candidate, so it is 4
+    assert previous == [None, 0, 1, 1, 2, None, None]
+    # without the seed in the long message, neither it nor the turn after it can tell what came between
+    assert follow_up.previous_turns(places, [True, False, False, False, False, True, True])[2:5] == [None, None, None]

@@ -9,10 +9,13 @@ rank instead: an episode whose previous turn, or the one before that, scores hig
 (FOLLOW_UP_SHARE) of the difference; one that scores higher than both keeps its score. So a reply rises towards
 the turn it answers, never above it, and a turn whose neighbours are irrelevant is untouched.
 
-The previous turn of each candidate episode in its conversation comes with the candidate statement (the same
-index probe as the neighbour source, `candidates._NEIGHBOUR_TURN`); the turn two back is the previous turn's
-own previous turn when that is a candidate too. A turn's score is the best of the episodes of its message (a
-long message's chunks). What was added is each result's `explain.follow_up`.
+Which candidate is the turn before which needs no query of its own (`previous_turns`): the neighbour source
+puts the turns just before and after every seed episode (one found by another source) among the candidates, so
+in a session's candidate turns, sorted by their place in the conversation, the turn before a seed's turn is its
+previous turn, and so is a seed's turn for the turn after it. Between two turns neither of which holds a seed
+there may be turns that are not candidates: no link. The turn two back is the previous turn's own previous turn.
+A turn's score is the best of its episodes (a long message's chunks). What was added is each result's
+`explain.follow_up`.
 
 A list or count question (signals/diversity.py) is left as it is: its answer is spread over many conversations,
 and raising the turns around the best matches gathers its results into them.
@@ -26,15 +29,36 @@ Pure (no Django).
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Hashable, Sequence
+from datetime import datetime
+from itertools import pairwise
 
 FOLLOW_UP_SHARE = 0.15  # the share of the score difference an episode gains from a higher previous turn
 FOLLOW_UP_TURNS = 2  # how many turns back a higher turn lends it
 
 
-def applies(*, many: bool) -> bool:
-    """Whether the stage re-scores this query (the candidate statement reads the previous turns only then)."""
-    return not many and FOLLOW_UP_SHARE > 0 and FOLLOW_UP_TURNS > 0
+def previous_turns(
+    places: Sequence[tuple[str, tuple[datetime, int]] | None], seeds: Sequence[bool]
+) -> list[int | None]:
+    """For each candidate, the index of a candidate of its previous turn, where the candidates tell it (None
+    otherwise). `places[i]`: candidate i's session and its place in it ((occurred_at, ledger position): a long
+    message's chunks share one), None for a candidate that is not an episode of a session;
+    `seeds[i]`: found by a source other than the neighbour one (its neighbours are candidates too)."""
+    turns: dict[str, dict[tuple[datetime, int], list[int]]] = defaultdict(lambda: defaultdict(list))
+    for index, place in enumerate(places):
+        if place is not None:
+            session, position = place
+            turns[session][position].append(index)
+    previous: list[int | None] = [None] * len(places)
+    for by_position in turns.values():
+        ordered = sorted(by_position)
+        for before, after in pairwise(ordered):
+            members_before, members_after = by_position[before], by_position[after]
+            if any(seeds[index] for index in members_before) or any(seeds[index] for index in members_after):
+                for index in members_after:
+                    previous[index] = members_before[0]
+    return previous
 
 
 def carried(
@@ -46,10 +70,10 @@ def carried(
     share: float | None = None,
     depth: int | None = None,
 ) -> list[float]:
-    """What each candidate gains from the turns before it. `previous[i]`: the index of the candidate that is
-    candidate i's previous turn in its conversation (None: it is not an episode, its previous turn is not a
-    candidate, or it has none). `turns[i]`: the message candidate i comes from (its chunks share it), whose
-    best score is the turn's; None for a candidate that is not an episode. Nothing for a list question."""
+    """What each candidate gains from the turns before it. `previous[i]`: the index of a candidate of candidate
+    i's previous turn in its conversation (`previous_turns`; None: not known, or none). `turns[i]`: the turn
+    candidate i belongs to (a long message's chunks share it), whose best score is the turn's; None for a
+    candidate that is not an episode. Nothing for a list question."""
     share = FOLLOW_UP_SHARE if share is None else share
     depth = FOLLOW_UP_TURNS if depth is None else depth
     gains = [0.0] * len(scores)
