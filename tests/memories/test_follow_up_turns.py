@@ -79,3 +79,17 @@ def test_the_first_turn_and_a_list_question_gain_nothing(api):
     listing = _search(api, "jon", "What are all the things Jon said about his dance studio?")
     assert listing["diversified"] is True
     assert all(row["explain"]["follow_up"] == 0.0 for row in listing["results"])
+
+
+def test_the_cross_encoders_order_stands_alone(api, settings, monkeypatch):
+    """With the optional reranker, the head is re-scored by the cross-encoder alone: the gain, a share of the
+    blended scores' gaps, is dropped from the score and from the explanation."""
+    from apps.memories.retrieval import rerank
+    from tests.memories.test_retrieval import _LongerIsBetterCrossEncoder
+
+    _ingest(api, "jon", STUDIO)
+    assert any(row["explain"]["follow_up"] > 0 for row in _search(api, "jon", QUESTION)["results"])
+    monkeypatch.setattr(rerank, "_cross_encoder", _LongerIsBetterCrossEncoder)
+    monkeypatch.setattr(rerank, "RERANK_TOP", 50)
+    settings.ENGRAM = {**settings.ENGRAM, "RERANKER_ENABLED": True}
+    assert all(row["explain"]["follow_up"] == 0.0 for row in _search(api, "jon", QUESTION)["results"])

@@ -84,7 +84,8 @@ def reranked(query: str, scored: list[ScoredMemory], weights: scoring.Weights) -
             chunk_factor=item.chunk_factor,
             pattern_factor=item.pattern_factor,
         )
-        rescored.append(dataclasses.replace(item, signals=signals, score=score))
+        # the follow-up stage's gain was a share of the blended scores' gaps: the cross-encoder's order stands alone
+        rescored.append(dataclasses.replace(item, signals=signals, score=score, follow_up=0.0))
     # an instruction whose condition the query meets, a preference that fits a request for advice, still go
     # first (signals/condition.py, signals/advice.py)
     raised = condition.raised(
