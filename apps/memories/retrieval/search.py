@@ -257,12 +257,7 @@ def memory_search(
         else None
         for candidate in found
     ]
-    follow = follow_up.carried(
-        scores,
-        follow_up.previous_turns(places, [candidate.found_by != ("neighbour",) for candidate in found]),
-        places,
-        many=many,
-    )
+    follow = follow_up.gains(scores, places, [candidate.found_by != ("neighbour",) for candidate in found], many=many)
     scores = [score + gain for score, gain in zip(scores, follow, strict=True)]
     # a standing instruction whose condition the query meets goes first (signals/condition.py)
     met = [condition.is_met(candidate.condition, candidate.context_cosine) for candidate in found]

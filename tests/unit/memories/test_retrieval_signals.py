@@ -405,3 +405,11 @@ def test_the_previous_turn_is_known_next_to_a_seed():
     assert previous == [None, 0, 1, 1, 2, None, None]
     # without the seed in the long message, neither it nor the turn after it can tell what came between
     assert follow_up.previous_turns(places, [True, False, False, False, False, True, True])[2:5] == [None, None, None]
+
+
+def test_the_stage_reads_the_previous_turns_and_nothing_for_a_list_question():
+    at = datetime(2023, 5, 1, tzinfo=UTC)
+    places = [("s1", (at, 1)), ("s1", (at, 2)), ("s1", (at, 3))]
+    scores, seeds = [0.8, 0.3, 0.4], [True, True, True]
+    assert follow_up.gains(scores, places, seeds, many=False) == pytest.approx([0.0, 0.075, 0.06])
+    assert follow_up.gains(scores, places, seeds, many=True) == [0.0, 0.0, 0.0]

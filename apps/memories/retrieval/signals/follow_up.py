@@ -38,6 +38,20 @@ FOLLOW_UP_SHARE = 0.15  # the share of the score difference an episode gains fro
 FOLLOW_UP_TURNS = 2  # how many turns back a higher turn lends it
 
 
+def gains(
+    scores: Sequence[float],
+    places: Sequence[tuple[str, tuple[datetime, int]] | None],
+    seeds: Sequence[bool],
+    *,
+    many: bool,
+) -> list[float]:
+    """What each candidate gains from the turns before it (`previous_turns`, then `carried`); nothing read for a
+    list question."""
+    if many or FOLLOW_UP_SHARE <= 0 or FOLLOW_UP_TURNS <= 0:
+        return [0.0] * len(scores)
+    return carried(scores, previous_turns(places, seeds), places, many=False)
+
+
 def previous_turns(
     places: Sequence[tuple[str, tuple[datetime, int]] | None], seeds: Sequence[bool]
 ) -> list[int | None]:
