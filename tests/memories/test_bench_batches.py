@@ -46,3 +46,43 @@ def test_a_chat_is_sent_under_a_conversation_per_session_or_one_for_the_whole_ch
     ]
     with pytest.raises(ValueError):
         ingest_bodies(chat, conversation_ids="visit")
+
+
+def test_a_turn_of_several_sentences_is_sent_as_a_burst_of_messages_that_count_as_the_turn():
+    at = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+    texts = [
+        "Hey Mel! Good to see you! How have you been? I went to a support group. It was powerful.",
+        "Wow, that's cool!",
+    ]
+    chat = datasets.Conversation(
+        id="conv-1",
+        turns=tuple(
+            datasets.Turn(id=f"D1:{i}", session=1, speaker="Ana", role="user", text=text, occurred_at=at)
+            for i, text in enumerate(texts, start=1)
+        ),
+    )
+    question = datasets.Question(conversation="conv-1", text="q", category="single-hop", evidence=("D1:1",))
+    dataset = datasets.Dataset(
+        name="Set",
+        conversations=(chat,),
+        questions=(question,),
+        categories=("single-hop",),
+        headline=("single-hop",),
+        metric="R",
+    )
+    bursts = datasets.as_bursts(dataset)
+    assert bursts.name == "Set-bursts" and bursts.questions == dataset.questions
+    turns = bursts.conversations[0].turns
+    # five sentences in three messages, in order, as evenly as they divide; one sentence stays one message
+    assert [(turn.id, turn.text) for turn in turns] == [
+        ("D1:1", "Hey Mel! Good to see you!"),
+        ("D1:1#2", "How have you been?"),
+        ("D1:1#3", "I went to a support group. It was powerful."),
+        ("D1:2", "Wow, that's cool!"),
+    ]
+    assert all(turn.occurred_at == at and turn.speaker == "Ana" for turn in turns)
+    # a retrieved part is its turn: found once, where its first part ranks
+    assert datasets.ranked_turns([["D1:1#3"], ["D1:2", "D1:1"]]) == ["D1:1", "D1:2"]
+    scores = datasets.Scores()
+    scores.add(question, ["D1:2", "D1:1#2", "D1:1"])
+    assert scores.rows[0][1]["R@5"] == 1.0 and scores.rows[0][1]["R@10"] == 1.0

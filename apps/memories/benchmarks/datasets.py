@@ -14,6 +14,8 @@ turns through its source message ids):
 
 from __future__ import annotations
 
+import dataclasses
+import re
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -83,12 +85,43 @@ class Dataset:
         )
 
 
+PART = "#"  # a turn sent as several messages (`as_bursts`): its parts are "<turn id>", "<turn id>#2", …
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'])")
+
+
+def turn_of(message_id: str) -> str:
+    """The turn a message id belongs to: itself, or the turn a part (`as_bursts`) was cut from."""
+    return message_id.split(PART, 1)[0]
+
+
+def as_bursts(dataset: Dataset, *, parts: int = 3) -> Dataset:
+    """The set as a messaging app's users send it: a turn of several sentences arrives as up to `parts`
+    consecutive messages of its speaker (its sentences in order, as evenly as they divide; "I went to the
+    concert yesterday." / "Sam came too!"), each a message of its own with the turn's time. The first part
+    keeps the turn's id, the others are "<id>#2", "<id>#3"; a retrieved part counts as its turn (`turn_of`),
+    so the questions and their evidence are the set's own."""
+    conversations = []
+    for conversation in dataset.conversations:
+        split: list[Turn] = []
+        for turn in conversation.turns:
+            sentences = [item for item in _SENTENCE_END.split(turn.text.strip()) if item]
+            count = max(1, min(parts, len(sentences)))
+            bounds = [round(index * len(sentences) / count) for index in range(count + 1)]
+            for index in range(count):
+                text = " ".join(sentences[bounds[index] : bounds[index + 1]]) if count > 1 else turn.text
+                part_id = turn.id if index == 0 else f"{turn.id}{PART}{index + 1}"
+                split.append(dataclasses.replace(turn, id=part_id, text=text))
+        conversations.append(dataclasses.replace(conversation, turns=tuple(split)))
+    return dataclasses.replace(dataset, name=f"{dataset.name}-bursts", conversations=tuple(conversations))
+
+
 def ranked_turns(sources_per_result: Iterable[Sequence[str]]) -> list[str]:
-    """Results in rank order, each with its source turn ids → the distinct turns in the order met."""
+    """Results in rank order, each with its source turn ids → the distinct turns in the order met (a part of a
+    turn sent as several messages counts as its turn: `turn_of`)."""
     ranked: list[str] = []
     seen: set[str] = set()
     for sources in sources_per_result:
-        for turn_id in sources:
+        for turn_id in map(turn_of, sources):
             if turn_id not in seen:
                 seen.add(turn_id)
                 ranked.append(turn_id)
@@ -131,6 +164,7 @@ class Scores:
     rows: list[tuple[Question, dict[str, float]]] = field(default_factory=list)
 
     def add(self, question: Question, ranked: Sequence[str]) -> None:
+        ranked = ranked_turns([item] for item in ranked)  # parts of one turn count once, as their turn
         self.rows.append((question, question_scores(ranked, question.evidence)))
 
     def mean(

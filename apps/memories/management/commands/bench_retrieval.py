@@ -90,6 +90,12 @@ class Command(DatabaseCommand):
         parser.add_argument("--path", default="../shared/data/locomo10.json", help="LoCoMo's JSON file")
         parser.add_argument("--beam-path", default="../shared/data/beam-100k", help="BEAM's folder")
         parser.add_argument("--limit", type=int, default=0, help="only the first N conversations of each set")
+        parser.add_argument(
+            "--bursts",
+            action="store_true",
+            help="send each turn of several sentences as up to 3 consecutive messages of its speaker, as a messaging "
+            "app's users do (a retrieved part counts as its turn; datasets.as_bursts)",
+        )
         parser.add_argument("--no-baselines", action="store_true", help="skip the flat retrievers")
         parser.add_argument("--keep", action="store_true", help="keep the benchmark tenants afterwards")
         parser.add_argument("--json", dest="json_out", help="write the figures to this JSON file")
@@ -211,7 +217,7 @@ class Command(DatabaseCommand):
             dataset = beam.load(path, stamping=stamping, max_chars=settings.ENGRAM["MAX_MESSAGE_CHARS"])
         if options["limit"]:
             dataset = dataset.subset([conversation.id for conversation in dataset.conversations[: options["limit"]]])
-        return dataset
+        return datasets.as_bursts(dataset) if options["bursts"] else dataset
 
     def _via_http(
         self,
