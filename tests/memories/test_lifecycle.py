@@ -332,6 +332,37 @@ def test_near_duplicates_merge_keeps_the_more_specific(tenant, contact):
     assert absorbed.revisions.filter(action="merged", related_memory=survivor).exists()
 
 
+def test_of_two_near_duplicates_the_one_said_first_survives_whichever_was_written_first(tenant, contact):
+    """Which near-duplicate absorbs the other is decided by when each was said and its place in the ledger,
+    not by when the worker wrote its row: the same chat ingested twice consolidates into the same memories."""
+    said_first = make(tenant, contact, "Bye, see you tomorrow!", "episode", at=T0, source_sequence=10)
+    said_later = make(tenant, contact, "Bye, see you tomorrow!!", "episode", at=T0, source_sequence=11)
+    # the row of the turn said later was written first (deferred extraction, a concurrent batch)
+    Memory.objects.filter(pk=said_later.pk).update(created_at=T0)
+    Memory.objects.filter(pk=said_first.pk).update(created_at=T0 + timedelta(minutes=5))
+    assert near_duplicates_merge(tenant=tenant, contact=contact) == 1
+    assert Memory.objects.get(pk=said_later.pk).superseded_by_id == said_first.pk
+    assert Memory.objects.get(pk=said_first.pk).valid_to is None
+
+
+def test_two_entities_named_as_often_give_their_theme_to_the_same_one_whatever_the_link_order(tenant, contact):
+    """Episodes that name two entities equally often become the theme of one of them: the one whose key sorts
+    first, not whichever link the database returned first."""
+    at = T0 - timedelta(days=5)
+    episodes = [
+        make(tenant, contact, text, "episode", at=at + timedelta(hours=index))
+        for index, text in enumerate(BRUNO_DAYS)
+    ]
+    bruno = Entity.objects.create(tenant=tenant, contact=contact, entity_type="pet", slug="bruno", display_name="Bruno")
+    arlo = Entity.objects.create(tenant=tenant, contact=contact, entity_type="pet", slug="arlo", display_name="Arlo")
+    # bruno's links are written (and read back) first
+    MemoryEntity.objects.bulk_create([MemoryEntity(memory=episode, entity=bruno) for episode in episodes])
+    MemoryEntity.objects.bulk_create([MemoryEntity(memory=episode, entity=arlo) for episode in episodes])
+    assert compression.episodes_compress(tenant=tenant, contact=contact, now=T0) == 1
+    pattern = Memory.objects.get(tenant=tenant, contact=contact, memory_type="pattern")
+    assert "Arlo" in pattern.content and "Bruno" not in pattern.content.split("(")[0]
+
+
 @pytest.mark.parametrize("session_id", [None, "chat-2"])
 def test_nearest_pairs_exact_and_indexed_agree(tenant, contact, monkeypatch, session_id):
     """A scope of up to EXACT_SCOPE_LIMIT memories is paired by one matrix product, a larger one by an HNSW probe

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 from django.db import transaction
-from django.db.models import Min, Q
+from django.db.models import F, Min, Q
 
 from apps.contacts.models import Contact
 from apps.entities.models import Entity
@@ -28,6 +28,9 @@ from apps.tenants.models import Tenant
 logger = logging.getLogger(__name__)
 
 PATTERN_MIN_EPISODES = 5
+# the order episodes are read in (lifecycle/deferred.py STABLE_ORDER): when said, ledger position, text — not when
+# the worker wrote them, so one conversation ingested twice gives the same patterns and session summaries
+STABLE_FIELDS = ("occurred_at", F("source_sequence").asc(nulls_last=True), "content_hash", "id")
 PATTERN_MIN_AGE = timedelta(days=1)  # today's episodes stay raw in context; compression is for the past
 THEME_SIMILARITY = 0.55  # an episode joins a theme cluster when its cosine to the cluster centroid reaches this
 DEFAULT_COMPRESSION_THRESHOLD = 10
@@ -58,7 +61,7 @@ def _themes(episodes: Sequence[Memory], entity_links: dict[Any, list[Entity]]) -
             entities[entity.pk] = entity
     themes: list[_Theme] = []
     used: set[Any] = set()
-    for entity_id, members in sorted(by_entity.items(), key=lambda item: -len(item[1])):
+    for entity_id, members in sorted(by_entity.items(), key=lambda item: (-len(item[1]), entities[item[0]].slug)):
         if len(episodes) >= THEME_MIN_SCOPE and len(members) > THEME_MAX_SHARE * len(episodes):
             continue  # on a large share of everything (a partner greeted by name): not a theme
         members = [episode for episode in members if episode.pk not in used]
@@ -103,7 +106,7 @@ def episodes_compress(*, tenant: Tenant, contact: Contact | None, now: datetime,
             is_compressed=False,
             embedding__isnull=False,
             occurred_at__lt=now - PATTERN_MIN_AGE,
-        ).order_by("occurred_at")
+        ).order_by(*STABLE_FIELDS)  # the themes are built greedily: the same episodes, the same order, the same themes
     )
     if len(episodes) < PATTERN_MIN_EPISODES:
         return 0
@@ -198,16 +201,16 @@ def sessions_compress(
     ).exclude(source_session_id="")
     first_seen = {
         row["source_session_id"]: row["first"]
-        for row in episodes.values("source_session_id").annotate(first=Min("occurred_at")).order_by("first")
+        for row in episodes.values("source_session_id")
+        .annotate(first=Min("occurred_at"))
+        .order_by("first", "source_session_id")
     }
     if len(first_seen) <= threshold:
         return 0
     oldest = list(first_seen)[: max(1, threshold // 2)]
     summarised = 0
     for session_id in oldest:
-        members = list(
-            episodes.filter(source_session_id=session_id).order_by("occurred_at", "source_sequence", "created_at")
-        )
+        members = list(episodes.filter(source_session_id=session_id).order_by(*STABLE_FIELDS))
         if not members:
             continue
         content = summarise.session_summary(

@@ -86,8 +86,21 @@ CROSS JOIN LATERAL (
     AND NOT n.is_compressed AND n.embedding IS NOT NULL
   ORDER BY n.embedding <=> m.embedding LIMIT 1) n
 WHERE {where} {session}
-ORDER BY m.created_at, m.id
+ORDER BY {order}
 """
+# The order consolidation reads a scope's memories in, and which of two near-duplicates is the older: when it was
+# said, then its place in the ledger, then its text — never when the worker happened to write the row or a random
+# id, so the same conversation ingested twice consolidates into the same memories (two end-to-end runs of one
+# code once differed by 2 patterns of 80 and a handful of merges, and by 0.003 R@10; docs/benchmarks.md, Session 32)
+STABLE_ORDER = "m.occurred_at, m.source_sequence NULLS LAST, m.content_hash, m.id"
+
+
+def stable_key(memory: Memory) -> tuple[Any, ...]:
+    """STABLE_ORDER of a loaded memory (a missing ledger position sorts last, as NULLS LAST does)."""
+    sequence = memory.source_sequence
+    return (memory.occurred_at, sequence is None, sequence or 0, memory.content_hash, str(memory.pk))
+
+
 # the memories of the scope a pair is made of (current, with an embedding): both paths, and the count that picks one
 _SCOPE_ROWS_WHERE = (
     "m.tenant_id = %s AND {contact} AND m.valid_to IS NULL AND m.deleted_at IS NULL AND NOT m.is_compressed "
@@ -100,7 +113,7 @@ def nearest_pairs(
     *, tenant: Tenant, contact: Contact | None, session_id: str | None = None
 ) -> list[tuple[Any, Any, float]]:
     """(memory id, its nearest current memory of the same type and scope, their cosine similarity) for each
-    memory of the scope — or of conversation `session_id` — in creation order: exactly (one fetch of the
+    memory of the scope — or of conversation `session_id` — in STABLE_ORDER: exactly (one fetch of the
     scope's embeddings, lifecycle/nearest.py) for a scope of up to EXACT_SCOPE_LIMIT memories, else one HNSW
     probe per memory."""
     contact_sql = "m.contact_id = %s" if contact is not None else "m.contact_id IS NULL"
@@ -119,7 +132,7 @@ def nearest_pairs(
         if row is not None and row[0] <= EXACT_SCOPE_LIMIT:
             cursor.execute(
                 "SELECT m.id, m.memory_type, vector_send(m.embedding::vector), "
-                f"{session_sql or 'true'} FROM memories_memory m WHERE {where} ORDER BY m.created_at, m.id",
+                f"{session_sql or 'true'} FROM memories_memory m WHERE {where} ORDER BY {STABLE_ORDER}",
                 [*session_params, *scope_params],
             )
             scope = [
@@ -128,7 +141,7 @@ def nearest_pairs(
             ]
             return nearest.nearest_pairs([item for item, asked in scope if asked], [item for item, _ in scope])
         cursor.execute(
-            _NEAREST_SQL.format(where=where, session=f"AND {session_sql}" if session_sql else ""),
+            _NEAREST_SQL.format(where=where, session=f"AND {session_sql}" if session_sql else "", order=STABLE_ORDER),
             [*scope_params, *session_params],
         )
         return [(memory_id, neighbour_id, float(similarity)) for memory_id, neighbour_id, similarity in cursor]
@@ -152,7 +165,7 @@ def near_duplicates_merge(*, tenant: Tenant, contact: Contact | None, session_id
         slots_differ = bool(memory.slot and neighbour.slot and memory.slot != neighbour.slot)
         if polarity_differs or slots_differ or memory.key or neighbour.key:  # a keyed record is the client's
             continue
-        older, newer = sorted([memory, neighbour], key=lambda item: item.created_at)
+        older, newer = sorted([memory, neighbour], key=stable_key)
         if memory_merge(survivor=older, absorbed=newer, actor=SYSTEM, similarity=similarity) is not None:
             absorbed_ids.add(newer.pk)
             merged += 1
