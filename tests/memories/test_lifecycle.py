@@ -350,8 +350,7 @@ def test_two_entities_named_as_often_give_their_theme_to_the_same_one_whatever_t
     first, not whichever link the database returned first."""
     at = T0 - timedelta(days=5)
     episodes = [
-        make(tenant, contact, text, "episode", at=at + timedelta(hours=index))
-        for index, text in enumerate(BRUNO_DAYS)
+        make(tenant, contact, text, "episode", at=at + timedelta(hours=index)) for index, text in enumerate(BRUNO_DAYS)
     ]
     bruno = Entity.objects.create(tenant=tenant, contact=contact, entity_type="pet", slug="bruno", display_name="Bruno")
     arlo = Entity.objects.create(tenant=tenant, contact=contact, entity_type="pet", slug="arlo", display_name="Arlo")
@@ -439,6 +438,51 @@ def test_deferred_consolidation_links_entities_and_boosts_outcomes(tenant):
     assert (again["outcome_boosted"], again["entity_links"]) == (0, 0)
     run = ConsolidationRun.objects.filter(kind="deferred").order_by("id").first()
     assert run.status == "done" and run.stats["outcome_boosted"] == len(boosted_ids)
+
+
+CONCERT = [
+    ("Sam", "I went to the concert yesterday.", 0),
+    ("Sam", "Ava came too!", 20),
+    ("Sam", "We danced until midnight.", 40),
+    ("Ava", "Best night of the year, honestly.", 60),
+    ("Sam", "Next time we bring Leo.", 400),
+    ("Sam", "He loves that band.", 420),
+]
+
+
+def test_a_speakers_burst_of_messages_becomes_one_episode(tenant):
+    """One thought sent as several messages in a row is one episode after deferred consolidation: "Ava came
+    too!" alone says nothing of the concert (lifecycle/burst_rules.py)."""
+    for index, (speaker, text, at) in enumerate(CONCERT, start=1):
+        ingest(tenant, "sam", text, f"b{index}", T0 + timedelta(seconds=at), conversation="chat", speaker=speaker)
+    conversation = Conversation.objects.get(tenant=tenant, external_id="chat")
+    stats = conversation_consolidate(conversation_id=str(conversation.pk))
+    assert stats["bursts"] == 3  # b2 and b3 joined b1; b6 joined b5
+    episodes = Memory.objects.filter(tenant=tenant, memory_type="episode", valid_to__isnull=True)
+    by_first = {memory.source_message_ids[0]: memory for memory in episodes}
+    concert = by_first["b1"]
+    assert concert.content == "Sam: I went to the concert yesterday. Ava came too! We danced until midnight."
+    assert concert.source_message_ids == ["b1", "b2", "b3"]
+    assert by_first["b5"].content == "Sam: Next time we bring Leo. He loves that band."
+    assert by_first["b4"].source_message_ids == ["b4"]  # the other speaker's turn is its own
+    for part in Memory.objects.filter(tenant=tenant, memory_type="episode", valid_to__isnull=False):
+        assert part.superseded_by_id in {concert.pk, by_first["b5"].pk}
+        assert part.revisions.filter(action="merged", related_memory=part.superseded_by).exists()
+    assert concert.revisions.filter(action="merged").count() == 2
+    # its embedding and keywords are the whole thought's: "who went with Sam" finds the concert and Ava
+    contact = tenant.contacts.get()
+    top = memory_search(tenant=tenant, contact=contact, query="Who went to the concert with Sam?", top_k=3).results[0]
+    assert top.memory.pk == concert.pk
+    # a second run joins nothing more
+    assert conversation_consolidate(conversation_id=str(conversation.pk))["bursts"] == 0
+
+
+def test_messages_without_a_speaker_name_are_never_joined(tenant):
+    for index, (_, text, at) in enumerate(CONCERT, start=1):
+        ingest(tenant, "sam", text, f"r{index}", T0 + timedelta(seconds=at), conversation="chat")
+    conversation = Conversation.objects.get(tenant=tenant, external_id="chat")
+    assert conversation_consolidate(conversation_id=str(conversation.pk))["bursts"] == 0
+    assert not Memory.objects.filter(tenant=tenant, memory_type="episode", valid_to__isnull=False).exists()
 
 
 def test_consolidation_is_debounced_per_conversation(tenant):

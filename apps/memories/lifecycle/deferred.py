@@ -1,9 +1,10 @@
 """Deferred consolidation (per conversation, ~5 minutes after a burst of turns; queued by
 apps/memories/dispatch.py, debounced).
 
-Deferred, per conversation: retry unfinished extraction, merge near-duplicates (cosine > 0.92, same type
-and scope; the more specific content wins; importance = max + 0.05), link entities named anywhere in the
-conversation, boost memories tied to a decision with a positive outcome (+0.1).
+Deferred, per conversation: retry unfinished extraction, join the episodes of each burst of one speaker's
+messages into one (lifecycle/burst_rules.py), merge near-duplicates (cosine > 0.92, same type and scope; the
+more specific content wins; importance = max + 0.05), link entities named anywhere in the conversation, boost
+memories tied to a decision with a positive outcome (+0.1).
 """
 
 from __future__ import annotations
@@ -25,11 +26,12 @@ from apps.entities.services import entity_upsert_many
 from apps.memories import scoring
 from apps.memories.extraction import extract
 from apps.memories.ingest.services import event_extract, events_state_update, is_user_turn
-from apps.memories.lifecycle import nearest
+from apps.memories.lifecycle import burst_rules, nearest
 from apps.memories.lifecycle.runs import run_logged
 from apps.memories.models import ConsolidationRun, ContextEvent, Memory, MemoryEntity, MemoryRevision
-from apps.memories.store.merging import memory_merge
+from apps.memories.store.merging import burst_join, memory_merge
 from apps.memories.store.revisions import SYSTEM, memory_snapshot, revision_record
+from apps.memories.store.writing import turn_line
 from apps.tenants.models import Tenant
 
 logger = logging.getLogger(__name__)
@@ -172,6 +174,69 @@ def near_duplicates_merge(*, tenant: Tenant, contact: Contact | None, session_id
     return merged
 
 
+def conversation_bursts_merge(*, conversation: Conversation) -> int:
+    """Join the episodes of each burst of the conversation (one named speaker's consecutive messages, seconds
+    apart: burst_rules.bursts) into one episode, in ledger order, up to BURST_MAX_CHARS each. A message whose
+    episode is not its own alone (a long message's chunks, a merged near-duplicate, none) ends a burst there.
+    Returns how many episodes were joined into others."""
+    ledger = list(
+        Message.objects.filter(conversation=conversation)
+        .order_by("occurred_at", "id")
+        .values_list("id", "speaker", "occurred_at", "content")
+    )
+    turns = [
+        burst_rules.LedgerTurn(sequence=pk, speaker=speaker, occurred_at=occurred_at)
+        for pk, speaker, occurred_at, _ in ledger
+    ]
+    place = {row[0]: index for index, row in enumerate(ledger)}
+
+    def around(first: int, last: int, text: str) -> str:
+        """A joined episode's keyword context: the turn before it, it, the turn after (as a whole turn's)."""
+        lines = [text]
+        if place[first] > 0:
+            _, speaker, _, content = ledger[place[first] - 1]
+            lines.insert(0, turn_line(speaker, content))
+        if place[last] + 1 < len(ledger):
+            _, speaker, _, content = ledger[place[last] + 1]
+            lines.append(turn_line(speaker, content))
+        return "\n".join(lines)
+
+    found = burst_rules.bursts(turns)
+    if not found:
+        return 0
+    episodes: dict[int, list[Memory]] = {}
+    for memory in Memory.objects.filter(
+        Q(contact_id=conversation.contact_id) if conversation.contact_id else Q(contact__isnull=True),
+        tenant_id=conversation.tenant_id,
+        memory_type=scoring.EPISODE,
+        valid_to__isnull=True,
+        deleted_at__isnull=True,
+        source_sequence__in=[sequence for burst in found for sequence in burst],
+    ):
+        episodes.setdefault(memory.source_sequence or 0, []).append(memory)
+    speaker_of = {turn.sequence: turn.speaker for turn in turns}
+    joined = 0
+    for burst in found:
+        run: list[Memory] = []
+        for sequence in [*burst, None]:  # None closes the last run
+            own = episodes.get(sequence, []) if sequence is not None else []
+            single = len(own) == 1 and len(own[0].source_message_ids) == 1 and "chunk" not in (own[0].metadata or {})
+            if single and run:
+                text = burst_rules.joined(
+                    [*[part.content for part in run], own[0].content], speaker=speaker_of[burst[0]]
+                )
+                if len(text) <= burst_rules.BURST_MAX_CHARS:
+                    run.append(own[0])
+                    continue
+            if len(run) > 1:
+                text = burst_rules.joined([part.content for part in run], speaker=speaker_of[burst[0]])
+                context = around(run[0].source_sequence or 0, run[-1].source_sequence or 0, text)
+                if burst_join(parts=run, content=text, context_words=context, actor=SYSTEM) is not None:
+                    joined += len(run) - 1
+            run = [own[0]] if single else []
+    return joined
+
+
 def conversation_entities_link(*, conversation: Conversation) -> int:
     """The conversation's memories are linked to the entities recognised anywhere in the conversation that
     they name (ai-brain-memory.txt §4.3: "link new memories to recognised entities"): "Bruno" in a later turn
@@ -270,6 +335,7 @@ def conversation_consolidate(*, conversation_id: str) -> dict[str, int]:
             )
         )
         stats["extracted"] = unfinished_events_extract(events)
+        stats["bursts"] = conversation_bursts_merge(conversation=conversation)
         stats["merged"] = near_duplicates_merge(
             tenant=conversation.tenant, contact=conversation.contact, session_id=conversation.external_id
         )

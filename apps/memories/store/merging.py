@@ -1,15 +1,17 @@
-"""Merging two memories into one: the deferred consolidation's near-duplicates (lifecycle/deferred.py) and an
-operator's merge of selected memories (operations.py) write through it."""
+"""Merging memories into one: the deferred consolidation's near-duplicates and bursts (lifecycle/deferred.py)
+and an operator's merge of selected memories (operations.py) write through it."""
 
 from __future__ import annotations
 
 import re
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
+from apps.core.embeddings import content_hash, get_embedder, memory_text
 from apps.memories import scoring
 from apps.memories.models import Memory, MemoryEntity, MemoryRevision
+from apps.memories.models.memory import INDEX_TERMS_LENGTH
 from apps.memories.store.revisions import memory_snapshot, revision_record
 from apps.memories.store.writing import CONDITION_KEY, with_condition
 
@@ -75,3 +77,70 @@ def memory_merge(*, survivor: Memory, absorbed: Memory, actor: str, similarity: 
             note=f"{note} into {survivor.pk}",
         )
     return survivor
+
+
+def burst_join(*, parts: list[Memory], content: str, context_words: str, actor: str) -> Memory | None:
+    """Join the episodes of one burst (lifecycle/burst_rules.py) into the first: its content becomes `content`
+    (their texts in order), re-embedded; its keyword context `context_words` (the turn before the burst, the
+    burst, the turn after, as a whole turn's is); sources, index terms (the days they name) and entity links are
+    the union of all; importance the highest. The others are kept, superseded by it, each with a
+    `merged` revision (and one on the first per part). None, and nothing written, when any is no longer
+    current (a concurrent run merged it)."""
+    with transaction.atomic():
+        locked = Memory.objects.select_for_update().in_bulk([part.pk for part in parts])
+        parts = [locked[part.pk] for part in parts if part.pk in locked]
+        if len(parts) != len(locked) or len(parts) < 2 or not all(part.is_current for part in parts):
+            return None
+        first, rest = parts[0], parts[1:]
+        before = memory_snapshot(first)
+        terms: list[str] = []
+        for part in parts:
+            for term in part.index_terms.split(" ") if part.index_terms else []:
+                if term not in terms and len(" ".join([*terms, term])) <= INDEX_TERMS_LENGTH:
+                    terms.append(term)
+        embedder = get_embedder()
+        first.content, first.content_hash = content, content_hash(content)
+        first.index_terms = " ".join(terms)
+        first.embedding = embedder.embed_batch([memory_text(content=content, index_terms=first.index_terms)])[
+            0
+        ].tolist()
+        first.embedding_model = embedder.name
+        first.importance = round(max(part.importance for part in parts), 4)
+        first.base_importance = first.importance
+        first.source_message_ids = list(dict.fromkeys(mid for part in parts for mid in part.source_message_ids))
+        first.source_event_ids = list(dict.fromkeys(eid for part in parts for eid in part.source_event_ids))
+        first.save()
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "UPDATE memories_memory SET context_vector = to_tsvector('english', %s) WHERE id = %s",
+                [context_words, first.pk],
+            )
+        MemoryEntity.objects.bulk_create(
+            [
+                MemoryEntity(memory=first, entity_id=link.entity_id)
+                for link in MemoryEntity.objects.filter(memory__in=rest)
+            ],
+            ignore_conflicts=True,
+        )
+        now = timezone.now()
+        for part in rest:
+            revision_record(
+                memory=first,
+                action=MemoryRevision.Action.MERGED,
+                actor=actor,
+                before=before,
+                related_memory=part,
+                note="joined the next message of the same burst",
+            )
+            part_before = memory_snapshot(part)
+            part.valid_to, part.superseded_by = now, first
+            part.save(update_fields=["valid_to", "superseded_by", "updated_at"])
+            revision_record(
+                memory=part,
+                action=MemoryRevision.Action.MERGED,
+                actor=actor,
+                before=part_before,
+                related_memory=first,
+                note=f"part of a burst, joined into {first.pk}",
+            )
+    return first
