@@ -469,6 +469,9 @@ def test_a_speakers_burst_of_messages_becomes_one_episode(tenant):
         assert part.superseded_by_id in {concert.pk, by_first["b5"].pk}
         assert part.revisions.filter(action="merged", related_memory=part.superseded_by).exists()
     assert concert.revisions.filter(action="merged").count() == 2
+    # its keyword context is a whole turn's: the turn before (none), the burst, the turn after (Ava's)
+    lexemes = Memory.objects.filter(pk=concert.pk).values_list("context_vector", flat=True).get()
+    assert "'danc'" in lexemes and "'honest'" in lexemes and "'leo'" not in lexemes
     # its embedding and keywords are the whole thought's: "who went with Sam" finds the concert and Ava
     contact = tenant.contacts.get()
     top = memory_search(tenant=tenant, contact=contact, query="Who went to the concert with Sam?", top_k=3).results[0]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from apps.core.embeddings import content_hash, get_embedder, memory_text
@@ -13,7 +13,7 @@ from apps.memories import scoring
 from apps.memories.models import Memory, MemoryEntity, MemoryRevision
 from apps.memories.models.memory import INDEX_TERMS_LENGTH
 from apps.memories.store.revisions import memory_snapshot, revision_record
-from apps.memories.store.writing import CONDITION_KEY, with_condition
+from apps.memories.store.writing import CONDITION_KEY, context_tsvector, with_condition
 
 
 def _specificity(memory: Memory) -> tuple[int, int, int]:
@@ -109,12 +109,8 @@ def burst_join(*, parts: list[Memory], content: str, context_words: str, actor: 
         first.base_importance = first.importance
         first.source_message_ids = list(dict.fromkeys(mid for part in parts for mid in part.source_message_ids))
         first.source_event_ids = list(dict.fromkeys(eid for part in parts for eid in part.source_event_ids))
+        first.context_vector = context_tsvector(context_words)  # written by the same UPDATE as the rest
         first.save()
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "UPDATE memories_memory SET context_vector = to_tsvector('english', %s) WHERE id = %s",
-                [context_words, first.pk],
-            )
         MemoryEntity.objects.bulk_create(
             [
                 MemoryEntity(memory=first, entity_id=link.entity_id)
