@@ -4,6 +4,7 @@ and an operator's merge of selected memories (operations.py) write through it.""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -48,35 +49,54 @@ def memory_merge(*, survivor: Memory, absorbed: Memory, actor: str, similarity: 
         survivor.source_message_ids = list(dict.fromkeys([*survivor.source_message_ids, *absorbed.source_message_ids]))
         survivor.source_event_ids = list(dict.fromkeys([*survivor.source_event_ids, *absorbed.source_event_ids]))
         survivor.save()
-        MemoryEntity.objects.bulk_create(
-            [
-                MemoryEntity(memory=survivor, entity_id=link.entity_id)
-                for link in MemoryEntity.objects.filter(memory=absorbed)
-            ],
-            ignore_conflicts=True,
-        )
+        _links_take(survivor, [absorbed])
         note = f"merged near-duplicate (cosine {similarity:.3f})" if similarity is not None else "merged"
-        revision_record(
-            memory=survivor,
-            action=MemoryRevision.Action.MERGED,
+        _absorb(
+            survivor=survivor,
+            absorbed=absorbed,
+            survivor_before=before,
             actor=actor,
-            before=before,
-            related_memory=absorbed,
             note=note,
-        )
-        absorbed_before = memory_snapshot(absorbed)
-        absorbed.valid_to = timezone.now()
-        absorbed.superseded_by = survivor
-        absorbed.save(update_fields=["valid_to", "superseded_by", "updated_at"])
-        revision_record(
-            memory=absorbed,
-            action=MemoryRevision.Action.MERGED,
-            actor=actor,
-            before=absorbed_before,
-            related_memory=survivor,
-            note=f"{note} into {survivor.pk}",
+            absorbed_note=f"{note} into {survivor.pk}",
         )
     return survivor
+
+
+def _links_take(survivor: Memory, absorbed: list[Memory]) -> None:
+    """The survivor links every entity the absorbed memories link (one read, one insert)."""
+    MemoryEntity.objects.bulk_create(
+        [
+            MemoryEntity(memory=survivor, entity_id=link.entity_id)
+            for link in MemoryEntity.objects.filter(memory__in=absorbed)
+        ],
+        ignore_conflicts=True,
+    )
+
+
+def _absorb(
+    *, survivor: Memory, absorbed: Memory, survivor_before: dict[str, Any], actor: str, note: str, absorbed_note: str
+) -> None:
+    """`absorbed` is kept, superseded by `survivor`; each gets a `merged` revision naming the other."""
+    revision_record(
+        memory=survivor,
+        action=MemoryRevision.Action.MERGED,
+        actor=actor,
+        before=survivor_before,
+        related_memory=absorbed,
+        note=note,
+    )
+    absorbed_before = memory_snapshot(absorbed)
+    absorbed.valid_to = timezone.now()
+    absorbed.superseded_by = survivor
+    absorbed.save(update_fields=["valid_to", "superseded_by", "updated_at"])
+    revision_record(
+        memory=absorbed,
+        action=MemoryRevision.Action.MERGED,
+        actor=actor,
+        before=absorbed_before,
+        related_memory=survivor,
+        note=absorbed_note,
+    )
 
 
 def burst_join(*, parts: list[Memory], content: str, context_words: str, actor: str) -> Memory | None:
@@ -101,9 +121,8 @@ def burst_join(*, parts: list[Memory], content: str, context_words: str, actor: 
         embedder = get_embedder()
         first.content, first.content_hash = content, content_hash(content)
         first.index_terms = " ".join(terms)
-        first.embedding = embedder.embed_batch([memory_text(content=content, index_terms=first.index_terms)])[
-            0
-        ].tolist()
+        text = memory_text(content=content, index_terms=first.index_terms)  # what ingest embeds for an episode
+        first.embedding = embedder.embed_batch([text])[0].tolist()
         first.embedding_model = embedder.name
         first.importance = round(max(part.importance for part in parts), 4)
         first.base_importance = first.importance
@@ -111,32 +130,14 @@ def burst_join(*, parts: list[Memory], content: str, context_words: str, actor: 
         first.source_event_ids = list(dict.fromkeys(eid for part in parts for eid in part.source_event_ids))
         first.context_vector = context_tsvector(context_words)  # written by the same UPDATE as the rest
         first.save()
-        MemoryEntity.objects.bulk_create(
-            [
-                MemoryEntity(memory=first, entity_id=link.entity_id)
-                for link in MemoryEntity.objects.filter(memory__in=rest)
-            ],
-            ignore_conflicts=True,
-        )
-        now = timezone.now()
+        _links_take(first, rest)
         for part in rest:
-            revision_record(
-                memory=first,
-                action=MemoryRevision.Action.MERGED,
+            _absorb(
+                survivor=first,
+                absorbed=part,
+                survivor_before=before,
                 actor=actor,
-                before=before,
-                related_memory=part,
                 note="joined the next message of the same burst",
-            )
-            part_before = memory_snapshot(part)
-            part.valid_to, part.superseded_by = now, first
-            part.save(update_fields=["valid_to", "superseded_by", "updated_at"])
-            revision_record(
-                memory=part,
-                action=MemoryRevision.Action.MERGED,
-                actor=actor,
-                before=part_before,
-                related_memory=first,
-                note=f"part of a burst, joined into {first.pk}",
+                absorbed_note=f"part of a burst, joined into {first.pk}",
             )
     return first
