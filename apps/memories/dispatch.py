@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 CONSOLIDATE_CONVERSATION = "apps.memories.tasks.consolidate_conversation_task"
+JOIN_BURSTS = "apps.memories.tasks.join_bursts_task"
 CONTEXT_EMBED = "apps.memories.tasks.context_embed_task"
 EXTRACT_PENDING_EVENTS = "apps.memories.tasks.extract_pending_events_task"
 EXTRACT_EVENTS = "apps.memories.tasks.extract_events_task"
@@ -68,6 +69,32 @@ def consolidation_schedule(*, conversation: Conversation, delay: int | None = No
     except Exception as exc:  # Redis errors, and kombu's OperationalError when the broker is unreachable
         logger.warning("Could not queue consolidation for conversation %s: %s", conversation.pk, exc)
         return False
+
+
+def bursts_join_key(conversation_id: object) -> str:
+    return f"engram:bursts:pending:{conversation_id}"
+
+
+def bursts_join_schedule(*, conversation: Conversation) -> bool:
+    """Queue the join of the conversation's recently closed bursts (lifecycle/deferred.py
+    `conversation_recent_bursts_merge`) BURSTS_JOIN_DELAY_SECONDS from now unless one is pending: one run per
+    few seconds of a live chat. Never raises: the deferred consolidation joins what this misses."""
+    delay = int(settings.ENGRAM["BURSTS_JOIN_DELAY_SECONDS"])
+    try:
+        with phase("redis"):
+            if not get_redis().set(bursts_join_key(conversation.pk), "1", nx=True, ex=delay + DEBOUNCE_GRACE_SECONDS):
+                return False
+        with phase("enqueue"):
+            task_queue(JOIN_BURSTS, countdown=delay, conversation_id=str(conversation.pk))
+        return True
+    except Exception as exc:  # Redis errors, and kombu's OperationalError when the broker is unreachable
+        logger.warning("Could not queue the burst join for conversation %s: %s", conversation.pk, exc)
+        return False
+
+
+def bursts_join_release(*, conversation_id: object) -> None:
+    with contextlib.suppress(RedisError):
+        get_redis().delete(bursts_join_key(conversation_id))
 
 
 def consolidation_release(*, conversation_id: object) -> None:

@@ -29,6 +29,14 @@ def consolidate_conversation_task(*, conversation_id: str) -> dict[str, int]:
 
 
 @shared_task(
+    name=dispatch.JOIN_BURSTS, tenancy=MAINTENANCE, acks_late=True, base=DeliveryCappedTask, ignore_result=True
+)
+def join_bursts_task(*, conversation_id: str) -> int:
+    dispatch.bursts_join_release(conversation_id=conversation_id)
+    return deferred.conversation_recent_bursts_merge(conversation_id=conversation_id)
+
+
+@shared_task(
     name=dispatch.CONTEXT_EMBED, tenancy=MAINTENANCE, acks_late=True, base=DeliveryCappedTask, ignore_result=True
 )
 def context_embed_task(*, memory_ids: list[str]) -> int:

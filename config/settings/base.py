@@ -257,6 +257,9 @@ ENGRAM = {
     # by session): a conversation id kept for a whole chat still has sessions (apps/conversations/sessions.py)
     "SESSION_GAP_SECONDS": env.int("ENGRAM_SESSION_GAP_SECONDS", default=30 * 60),
     "CONSOLIDATION_DELAY_SECONDS": env.int("ENGRAM_CONSOLIDATION_DELAY_SECONDS", default=5 * 60),
+    # seconds after a conversation's latest messages its closed bursts are joined into one episode each (one
+    # named speaker's consecutive messages: apps/memories/lifecycle/burst_rules.py); debounced like consolidation
+    "BURSTS_JOIN_DELAY_SECONDS": env.int("ENGRAM_BURSTS_JOIN_DELAY_SECONDS", default=10),
     "MAX_MESSAGE_CHARS": 32_000,
     "MAX_BATCH_MESSAGES": 500,
     # seconds of a request after which inline extraction starts no new chunk of a batch: the rest goes to the

@@ -4,19 +4,26 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
 import pytest
 
 from apps.conversations.models import Conversation
+from apps.core.embeddings import memory_text
 from apps.core.redis import get_redis
 from apps.entities.models import Entity
 from apps.entities.selectors import entity_list
 from apps.memories.dispatch import consolidation_schedule
 from apps.memories.ingest.services import IngestItem, ingest_messages
 from apps.memories.lifecycle import compression, deferred, periodic_steps, summarise
-from apps.memories.lifecycle.deferred import conversation_consolidate, near_duplicates_merge
+from apps.memories.lifecycle.deferred import (
+    conversation_consolidate,
+    conversation_recent_bursts_merge,
+    near_duplicates_merge,
+)
 from apps.memories.lifecycle.session_flush import idle_conversations_flush
-from apps.memories.models import ConsolidationRun, Memory, MemoryEntity, MemoryRevision
+from apps.memories.models import ConsolidationRun, ContextEvent, Memory, MemoryEntity, MemoryRevision
 from apps.memories.retrieval.search import memory_search
+from apps.memories.store.writing import context_mix
 from tests.factories import ContactFactory, MemoryFactory
 from tests.redis_keys import redis_clear, redis_keys
 
@@ -456,6 +463,7 @@ def test_a_speakers_burst_of_messages_becomes_one_episode(tenant):
     for index, (speaker, text, at) in enumerate(CONCERT, start=1):
         ingest(tenant, "sam", text, f"b{index}", T0 + timedelta(seconds=at), conversation="chat", speaker=speaker)
     conversation = Conversation.objects.get(tenant=tenant, external_id="chat")
+    fragment = Memory.objects.get(tenant=tenant, memory_type="episode", source_message_ids=["b5"])
     stats = conversation_consolidate(conversation_id=str(conversation.pk))
     assert stats["bursts"] == 3  # b2 and b3 joined b1; b6 joined b5
     episodes = Memory.objects.filter(tenant=tenant, memory_type="episode", valid_to__isnull=True)
@@ -464,6 +472,17 @@ def test_a_speakers_burst_of_messages_becomes_one_episode(tenant):
     assert concert.content == "Sam: I went to the concert yesterday. Ava came too! We danced until midnight."
     assert concert.source_message_ids == ["b1", "b2", "b3"]
     assert by_first["b5"].content == "Sam: Next time we bring Leo. He loves that band."
+    # its context embedding is the joined text's mixed with the episode before it (Ava's), not the fragment's
+    leo = by_first["b5"]
+    ava = by_first["b4"]
+    expected = context_mix(
+        own=np.asarray(leo.embedding),
+        own_text=memory_text(content=leo.content, index_terms=leo.index_terms),
+        previous=np.asarray(ava.embedding),
+        previous_text=memory_text(content=ava.content, index_terms=ava.index_terms),
+    )
+    assert np.allclose(np.asarray(leo.context_embedding), expected, atol=2e-3)
+    assert not np.allclose(np.asarray(leo.context_embedding), np.asarray(fragment.context_embedding), atol=2e-3)
     assert by_first["b4"].source_message_ids == ["b4"]  # the other speaker's turn is its own
     for part in Memory.objects.filter(tenant=tenant, memory_type="episode", valid_to__isnull=False):
         assert part.superseded_by_id in {concert.pk, by_first["b5"].pk}
@@ -478,6 +497,42 @@ def test_a_speakers_burst_of_messages_becomes_one_episode(tenant):
     assert top.memory.pk == concert.pk
     # a second run joins nothing more
     assert conversation_consolidate(conversation_id=str(conversation.pk))["bursts"] == 0
+
+
+def test_a_joined_burst_keeps_the_days_its_parts_name(tenant):
+    """Index terms are dates joined by spaces: joined word by word, '2 January 2026' + '1 January 2026' (what
+    "yesterday" names) became '2 January 2026 1', and "what did Sam do on 1 January?" missed the burst."""
+    chat = [("Sam", "I went to the concert yesterday.", 0), ("Sam", "Ava came too!", 20), ("Ava", "Lucky you!", 40)]
+    for index, (speaker, text, at) in enumerate(chat, start=1):
+        at = T0 + timedelta(days=1, seconds=at)
+        ingest(tenant, "sam", text, f"d{index}", at, conversation="chat", speaker=speaker)
+    conversation = Conversation.objects.get(tenant=tenant, external_id="chat")
+    assert conversation_consolidate(conversation_id=str(conversation.pk))["bursts"] == 1
+    joined = Memory.objects.get(tenant=tenant, memory_type="episode", valid_to__isnull=True, source_message_ids__len=2)
+    assert joined.index_terms == "2 January 2026 1 January 2026"
+
+
+def test_a_live_chats_closed_bursts_are_joined_seconds_after_the_open_one_is_not(tenant):
+    """The worker joins the bursts the latest messages closed (the other speaker answered), not the last one
+    (its speaker may go on): that waits for the next message or the deferred consolidation."""
+    for index, (speaker, text, at) in enumerate(CONCERT, start=1):
+        ingest(tenant, "sam", text, f"b{index}", T0 + timedelta(seconds=at), conversation="chat", speaker=speaker)
+    conversation = Conversation.objects.get(tenant=tenant, external_id="chat")
+    assert conversation_recent_bursts_merge(conversation_id=str(conversation.pk)) == 2  # b2, b3 into b1
+    episodes = Memory.objects.filter(tenant=tenant, memory_type="episode", valid_to__isnull=True)
+    assert sorted(memory.source_message_ids for memory in episodes) == [["b1", "b2", "b3"], ["b4"], ["b5"], ["b6"]]
+    assert conversation_recent_bursts_merge(conversation_id=str(conversation.pk)) == 0  # nothing new closed
+    assert conversation_consolidate(conversation_id=str(conversation.pk))["bursts"] == 1  # b6 into b5, later
+
+
+def test_a_message_still_being_extracted_ends_a_burst(tenant):
+    """A part whose extraction is still pending (queued to the worker) has no episode yet: the burst is not
+    joined past it, or the part would stay alone for good."""
+    for index, (speaker, text, at) in enumerate(CONCERT, start=1):
+        ingest(tenant, "sam", text, f"b{index}", T0 + timedelta(seconds=at), conversation="chat", speaker=speaker)
+    ContextEvent.objects.filter(message__external_id="b2").update(extracted_at=None)
+    conversation = Conversation.objects.get(tenant=tenant, external_id="chat")
+    assert conversation_recent_bursts_merge(conversation_id=str(conversation.pk)) == 0
 
 
 def test_messages_without_a_speaker_name_are_never_joined(tenant):
@@ -743,3 +798,44 @@ def test_a_pattern_never_names_a_persons_alias_as_its_topic():
     assert "cal" in topics(summarise.pattern_statement_offline(**kwargs))  # the nickname reads as a word
     named = topics(summarise.pattern_statement_offline(**kwargs, aliases=frozenset({"cal"})))
     assert "cal" not in named and "guitar" in named
+
+
+def test_small_talk_inside_a_burst_is_passed_over(tenant):
+    """A greeting to a name or a laugh between the parts of a burst has no episode (small talk,
+    extraction/cleaning.py): the parts around it are still one thought, joined without it."""
+    chat = [
+        ("Sam", "Hey Ava!", 0),
+        ("Sam", "I went to the concert yesterday.", 10),
+        ("Sam", "haha", 20),
+        ("Sam", "Leo came too!", 30),
+        ("Ava", "Sounds amazing, Sam!", 60),
+    ]
+    for index, (speaker, text, at) in enumerate(chat, start=1):
+        ingest(tenant, "sam", text, f"s{index}", T0 + timedelta(seconds=at), conversation="chat", speaker=speaker)
+    conversation = Conversation.objects.get(tenant=tenant, external_id="chat")
+    assert conversation_consolidate(conversation_id=str(conversation.pk))["bursts"] == 1
+    episodes = list(Memory.objects.filter(tenant=tenant, memory_type="episode", valid_to__isnull=True))
+    assert [(memory.content, memory.source_message_ids) for memory in episodes] == [
+        ("Sam: I went to the concert yesterday. Leo came too!", ["s2", "s4"])
+    ]
+
+
+def test_thanking_someone_by_name_in_every_session_is_not_a_memory(tenant):
+    """On a messaging app one speaker thanks and greets the other by name in every session ("Thanks, Gina!",
+    "Hey Gina!"): stored, those fragments became episodes near-duplicates merged into one naming every such
+    turn, with the merge's importance boost each time, and it outranked what was said (docs/benchmarks.md,
+    Session 33). They are small talk: no memory; the turn with content is one."""
+    at = T0
+    for session in range(6):
+        for index, text in enumerate(["Hey Gina!", "Thanks, Gina!", "Wow Gina, that looks amazing!"]):
+            ingest(tenant, "jon", text, f"t{session}-{index}", at, conversation=f"chat-{session}", speaker="Jon")
+            at += timedelta(minutes=3)
+        at += timedelta(days=1)
+    ingest(tenant, "jon", "My dance studio opens in May.", "news", at, conversation="chat-6", speaker="Jon")
+    for conversation in Conversation.objects.filter(tenant=tenant):
+        conversation_consolidate(conversation_id=str(conversation.pk))
+    current = Memory.objects.filter(tenant=tenant, valid_to__isnull=True, deleted_at__isnull=True)
+    assert [memory.source_message_ids for memory in current.filter(memory_type="episode")] == [["news"]]
+    contact = tenant.contacts.get()
+    results = memory_search(tenant=tenant, contact=contact, query="What did Jon tell Gina?", top_k=5).results
+    assert [list(result.memory.source_message_ids) for result in results] == [["news"]]

@@ -13,7 +13,7 @@ from apps.conversations.models import Conversation
 from apps.core.redis import get_redis
 from apps.memories.dispatch import consolidation_debounce_key
 from apps.memories.lifecycle.scheduling import lost_consolidations_requeue
-from apps.memories.models import ConsolidationRun, ContextEvent, ProfileAudit
+from apps.memories.models import ConsolidationRun, ContextEvent, Memory, ProfileAudit
 from apps.memories.tasks import periodic_consolidation_task, process_context_events_task
 from tests.conftest import start_celery_worker, stop_celery_worker, wait_until
 from tests.factories import TenantFactory
@@ -193,3 +193,26 @@ def test_a_task_delivered_again_and_again_is_dropped_after_the_cap(api, tenant):
         assert (result is None) is (delivery > MAX_DELIVERIES)
     assert ConsolidationRun.objects.filter(tenant=tenant, kind="deferred").count() == MAX_DELIVERIES
     assert int(get_redis().get(deliveries_key("same-message"))) == MAX_DELIVERIES + 1
+
+
+def test_a_burst_closed_by_the_other_speaker_is_joined_by_the_worker_soon_after(api, settings, celery_worker_process):
+    """Messages with speaker names queue the join of the bursts they closed (debounced, BURSTS_JOIN_DELAY_SECONDS):
+    the next request for context finds the whole thought, long before the deferred consolidation."""
+    settings.ENGRAM = {**settings.ENGRAM, "BURSTS_JOIN_DELAY_SECONDS": 1, "CONSOLIDATION_DELAY_SECONDS": 3600}
+    turns = [
+        ("Sam", "I went to the concert yesterday."),
+        ("Sam", "Ava came too!"),
+        ("Ava", "Best night of the year, honestly."),
+    ]
+    body = {
+        "messages": [
+            {"contact_id": "sam", "conversation_id": "live", "message": text, "role": "user", "speaker": speaker}
+            | {"message_id": f"m{i}"}
+            for i, (speaker, text) in enumerate(turns)
+        ]
+    }
+    assert api.post("/api/v1/ingest/batch", body, format="json").status_code == 202
+    joined = wait_until(lambda: Memory.objects.filter(source_message_ids=["m0", "m1"], valid_to__isnull=True).first())
+    assert joined is not None, "the worker never joined the burst"
+    assert joined.content == "Sam: I went to the concert yesterday. Ava came too!"
+    assert not ConsolidationRun.objects.filter(kind="deferred").exists()  # the join did not wait for it

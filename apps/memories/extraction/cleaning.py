@@ -26,6 +26,9 @@ _FILLER_WORDS = """
     goodbye cya gn gm lmk brb omg omfg ugh meh pfft hmph welcome please pls plz sorry soz noted agreed
     really seriously wait huh what why so and but well anyway anyways lovely sweet neat gotcha kinda sorta
     bruh dude man
+    congrats congratulations amazing incredible fantastic wonderful brilliant excellent impressive gorgeous
+    beautiful fabulous superb stunning glad happy proud cheers anytime bravo hooray yikes oops whoops gosh aw
+    that that's it it's sounds looks so very such too you
 """
 _FILLER_PHRASES = """
     thank you|thank u|thanks a lot|got it|sounds good|no worries|no problem|of course|i see|me too|same here
@@ -33,6 +36,14 @@ _FILLER_PHRASES = """
     i know|for sure|oh well|oh no|not bad|i guess|makes sense|that's fine|that's ok|that's okay|that's cool
     that's great|that's nice|it's ok|it's okay|it's fine|no thanks|not really|why not|sure thing|will do
     ok then|okay then|you're welcome|my bad|thank you so much|thanks so much
+    nice to hear from you|good to hear from you|great to hear from you|good to hear|great to hear|nice to hear
+    glad to hear|sorry to hear|long time no see|long time no talk|talk soon|talk to you soon|talk to you later
+    speak soon|catch you later|see you soon|see you later|take care|keep it up|keep going|way to go|well done
+    good job|great job|nice one|nice work|good luck|best of luck|have fun|have a good one|have a great one
+    have a great day|have a good day|have a good night|stay safe|stay awesome|rock on|you got this
+    you've got this|means a lot|appreciate it|much appreciated|i appreciate it|happy for you|proud of you
+    miss you|love you|can't wait|good talking to you|great talking to you|great catching up|nice chatting
+    bye for now|here for you|sounds like fun|looks like fun|so glad
 """
 _LOW_CONTENT_WORDS = frozenset(_collapse_repeats(word) for word in _FILLER_WORDS.split())
 _LOW_CONTENT_PHRASES = re.compile(

@@ -30,6 +30,15 @@ def format_day(day: date) -> str:
     return f"{day.day} {day:%B %Y}"
 
 
+_INDEX_TERM = re.compile(r"\d{1,2} [A-Z][a-z]+ \d{4}|[A-Z][a-z]+ \d{4}|\d{4}")
+
+
+def index_terms_split(index_terms: str) -> list[str]:
+    """The terms of an episode's index terms, as `format_day` and `mentioned_dates` write them and ingest joins
+    them with spaces: '4 October 2023 3 October 2023 2022' → ['4 October 2023', '3 October 2023', '2022']."""
+    return _INDEX_TERM.findall(index_terms)
+
+
 def mentioned_dates(text: str, said_on: date) -> list[str]:
     """The days, months and years `text` names relative to `said_on`, formatted for indexing, in order of
     appearance kinds (days first), without duplicates and without `said_on` itself."""

@@ -40,7 +40,7 @@ from apps.core.rows import instances_insert
 from apps.core.timing import phase
 from apps.entities.services import entity_aliases_add, entity_aliases_reset
 from apps.memories import scoring
-from apps.memories.dispatch import EXTRACT_EVENTS, consolidation_schedule, task_queue
+from apps.memories.dispatch import EXTRACT_EVENTS, bursts_join_schedule, consolidation_schedule, task_queue
 from apps.memories.extraction import ExtractedEntity, extract, salience, slugify
 from apps.memories.extraction.dates import format_day, mentioned_dates
 from apps.memories.extraction.rules import MAX_EPISODE_CHARS, MAX_SCAN_CHARS, addressed_names
@@ -694,6 +694,9 @@ def _after_commit(messages: Sequence[Message]) -> None:
     conversations = {message.conversation_id: message.conversation for message in messages}
     for conversation in conversations.values():
         consolidation_schedule(conversation=conversation)
+    # named speakers' messages may close a burst (apps/memories/lifecycle/burst_rules.py): joined seconds later
+    for conversation_id in {message.conversation_id for message in messages if message.speaker.strip()}:
+        bursts_join_schedule(conversation=conversations[conversation_id])
 
 
 EXTRACTION_CHUNK = 64  # events per inline extraction step: the budget is checked between steps

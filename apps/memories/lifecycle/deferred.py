@@ -174,16 +174,26 @@ def near_duplicates_merge(*, tenant: Tenant, contact: Contact | None, session_id
     return merged
 
 
-def conversation_bursts_merge(*, conversation: Conversation) -> int:
+# The recent bursts of a live conversation are joined seconds after they close (BURSTS_JOIN_DELAY_SECONDS,
+# apps/memories/dispatch.py), over the last BURSTS_RECENT_MESSAGES of its ledger; the deferred consolidation
+# joins the rest, the whole conversation, minutes later.
+BURSTS_RECENT_MESSAGES = 200
+
+
+def conversation_bursts_merge(*, conversation: Conversation, recent: int | None = None) -> int:
     """Join the episodes of each burst of the conversation (one named speaker's consecutive messages, seconds
-    apart: burst_rules.bursts) into one episode, in ledger order, up to BURST_MAX_CHARS each. A message whose
-    episode is not its own alone (a long message's chunks, a merged near-duplicate, none) ends a burst there.
-    Returns how many episodes were joined into others."""
-    ledger = list(
-        Message.objects.filter(conversation=conversation)
-        .order_by("occurred_at", "id")
-        .values_list("id", "speaker", "occurred_at", "content")
-    )
+    apart: burst_rules.bursts) into one episode, in ledger order, up to BURST_MAX_CHARS each. A long message
+    (stored as chunks) or one not yet extracted ends a burst there; one with no episode of its own (small talk,
+    a repeat stored with an earlier message) is passed over. With `recent`, only the last `recent` messages
+    are read and only the bursts a later message has closed are joined (the last may still grow). Returns how
+    many episodes were joined into others."""
+    messages = Message.objects.filter(conversation=conversation)
+    if recent is None:
+        ledger = list(messages.order_by("occurred_at", "id").values_list("id", "speaker", "occurred_at", "content"))
+    else:
+        ledger = list(
+            messages.order_by("-occurred_at", "-id").values_list("id", "speaker", "occurred_at", "content")[:recent]
+        )[::-1]
     turns = [
         burst_rules.LedgerTurn(sequence=pk, speaker=speaker, occurred_at=occurred_at)
         for pk, speaker, occurred_at, _ in ledger
@@ -202,8 +212,16 @@ def conversation_bursts_merge(*, conversation: Conversation) -> int:
         return "\n".join(lines)
 
     found = burst_rules.bursts(turns)
+    if recent is not None and found and found[-1][-1] == ledger[-1][0]:
+        found = found[:-1]  # still open: the speaker may go on
     if not found:
         return 0
+    sequences = [sequence for burst in found for sequence in burst]
+    pending = set(
+        ContextEvent.objects.filter(
+            message_id__in=sequences, extracted_at__isnull=True, attempts__lt=MAX_EXTRACTION_ATTEMPTS
+        ).values_list("message_id", flat=True)
+    )
     episodes: dict[int, list[Memory]] = {}
     for memory in Memory.objects.filter(
         Q(contact_id=conversation.contact_id) if conversation.contact_id else Q(contact__isnull=True),
@@ -211,7 +229,7 @@ def conversation_bursts_merge(*, conversation: Conversation) -> int:
         memory_type=scoring.EPISODE,
         valid_to__isnull=True,
         deleted_at__isnull=True,
-        source_sequence__in=[sequence for burst in found for sequence in burst],
+        source_sequence__in=sequences,
     ):
         episodes.setdefault(memory.source_sequence or 0, []).append(memory)
     speaker_of = {turn.sequence: turn.speaker for turn in turns}
@@ -220,7 +238,10 @@ def conversation_bursts_merge(*, conversation: Conversation) -> int:
         run: list[Memory] = []
         for sequence in [*burst, None]:  # None closes the last run
             own = episodes.get(sequence, []) if sequence is not None else []
-            single = len(own) == 1 and len(own[0].source_message_ids) == 1 and "chunk" not in (own[0].metadata or {})
+            ends = sequence is None or sequence in pending or any("chunk" in (memory.metadata or {}) for memory in own)
+            single = len(own) == 1 and len(own[0].source_message_ids) == 1 and not ends
+            if not single and not ends:
+                continue  # small talk (no episode) or a repeat kept with an earlier message: the burst goes on
             if single and run:
                 text = burst_rules.joined(
                     [*[part.content for part in run], own[0].content], speaker=speaker_of[burst[0]]
@@ -235,6 +256,15 @@ def conversation_bursts_merge(*, conversation: Conversation) -> int:
                     joined += len(run) - 1
             run = [own[0]] if single else []
     return joined
+
+
+def conversation_recent_bursts_merge(*, conversation_id: str) -> int:
+    """The bursts a live conversation's latest messages closed, joined seconds after (the worker's side of
+    dispatch.bursts_join_schedule): the next request for context finds the whole thought, not its fragments."""
+    conversation = Conversation.objects.filter(pk=conversation_id).first()
+    if conversation is None:
+        return 0
+    return conversation_bursts_merge(conversation=conversation, recent=BURSTS_RECENT_MESSAGES)
 
 
 def conversation_entities_link(*, conversation: Conversation) -> int:

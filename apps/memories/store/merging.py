@@ -9,12 +9,13 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from apps.core.embeddings import content_hash, get_embedder, memory_text
+from apps.core.embeddings import content_hash
 from apps.memories import scoring
+from apps.memories.extraction.dates import index_terms_split
 from apps.memories.models import Memory, MemoryEntity, MemoryRevision
 from apps.memories.models.memory import INDEX_TERMS_LENGTH
 from apps.memories.store.revisions import memory_snapshot, revision_record
-from apps.memories.store.writing import CONDITION_KEY, context_tsvector, with_condition
+from apps.memories.store.writing import CONDITION_KEY, context_tsvector, memories_vectors_refresh, with_condition
 
 
 def _specificity(memory: Memory) -> tuple[int, int, int]:
@@ -101,11 +102,11 @@ def _absorb(
 
 def burst_join(*, parts: list[Memory], content: str, context_words: str, actor: str) -> Memory | None:
     """Join the episodes of one burst (lifecycle/burst_rules.py) into the first: its content becomes `content`
-    (their texts in order), re-embedded; its keyword context `context_words` (the turn before the burst, the
-    burst, the turn after, as a whole turn's is); sources, index terms (the days they name) and entity links are
-    the union of all; importance the highest. The others are kept, superseded by it, each with a
-    `merged` revision (and one on the first per part). None, and nothing written, when any is no longer
-    current (a concurrent run merged it)."""
+    (their texts in order), re-embedded, its context embedding too; its keyword context `context_words` (the
+    turn before the burst, the burst, the turn after, as a whole turn's is); sources, index terms (the days they
+    name) and entity links are the union of all; importance the highest. The others are kept, superseded by it,
+    each with a `merged` revision (and one on the first per part). None, and nothing written, when any is no
+    longer current (a concurrent run merged it)."""
     with transaction.atomic():
         locked = Memory.objects.select_for_update().in_bulk([part.pk for part in parts])
         parts = [locked[part.pk] for part in parts if part.pk in locked]
@@ -115,15 +116,14 @@ def burst_join(*, parts: list[Memory], content: str, context_words: str, actor: 
         before = memory_snapshot(first)
         terms: list[str] = []
         for part in parts:
-            for term in part.index_terms.split(" ") if part.index_terms else []:
+            for term in index_terms_split(part.index_terms):
                 if term not in terms and len(" ".join([*terms, term])) <= INDEX_TERMS_LENGTH:
                     terms.append(term)
-        embedder = get_embedder()
         first.content, first.content_hash = content, content_hash(content)
         first.index_terms = " ".join(terms)
-        text = memory_text(content=content, index_terms=first.index_terms)  # what ingest embeds for an episode
-        first.embedding = embedder.embed_batch([text])[0].tolist()
-        first.embedding_model = embedder.name
+        # re-embedded as ingest embeds an episode; its context embedding mixes the joined text (not the first
+        # part's alone) with the episode before it
+        memories_vectors_refresh([first])
         first.importance = round(max(part.importance for part in parts), 4)
         first.base_importance = first.importance
         first.source_message_ids = list(dict.fromkeys(mid for part in parts for mid in part.source_message_ids))

@@ -6,7 +6,7 @@ from datetime import date
 
 import pytest
 
-from apps.memories.extraction.dates import format_day, mentioned_dates
+from apps.memories.extraction.dates import format_day, index_terms_split, mentioned_dates
 
 THURSDAY = date(2022, 3, 17)
 
@@ -48,3 +48,15 @@ def test_month_and_year_boundaries():
 
 def test_days_are_written_as_people_write_them():
     assert format_day(date(2023, 5, 8)) == "8 May 2023"
+
+
+def test_index_terms_split_keeps_each_date_whole():
+    """Index terms are dates joined by spaces; joining two episodes' terms word by word once turned
+    '4 October 2023' + '3 October 2023' into '4 October 2023 3' (the day before lost)."""
+    assert index_terms_split("4 October 2023 3 October 2023 September 2023 2022") == [
+        "4 October 2023",
+        "3 October 2023",
+        "September 2023",
+        "2022",
+    ]
+    assert index_terms_split("") == []

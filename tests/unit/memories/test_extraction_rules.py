@@ -1071,3 +1071,30 @@ def test_a_request_after_a_preference_is_not_part_of_it(text, predicate):
     """What the user asks the assistant for after saying what they like is not what they like."""
     found = [m.predicate for m in extract(text, scope="contact", role="user").memories if m.memory_type != "episode"]
     assert found == [predicate]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Thanks, Gina!",
+        "Hey Sam! Long time no see!",
+        "Wow Caroline, that looks amazing!",
+        "Sorry to hear that, Sam.",
+        "Great catching up! Take care, talk soon.",
+        "Congrats, Joanna!",
+    ],
+)
+def test_small_talk_to_a_name_is_low_content(text):
+    """A greeting, thanks or reaction addressed to a name says nothing to remember (the name is whom it is
+    said to, not what it is about)."""
+    extraction = extract(text)
+
+    assert extraction.is_low_content is True and extraction.memories == ()
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Gina, my dog Bruno is sick", "I went to Paris, Sam!", "Thanks for the sushi tip, Gina!", "Sam, I love you"],
+)
+def test_a_turn_to_a_name_that_says_something_is_kept(text):
+    assert extract(text).episode is not None

@@ -35,6 +35,7 @@ from apps.memories.extraction.rules._names import (
     _proper_names,
     addressed_names,
     case_uses,
+    vocatives_removed,
     written_as_common_word,
 )
 from apps.memories.extraction.rules._text import slugify
@@ -167,9 +168,12 @@ def extract(text: str, *, scope: str = SCOPE_CONTACT, role: str = ROLE_USER) -> 
     if scope not in SCOPES:
         raise ValueError(f"scope must be one of {', '.join(SCOPES)}")
     cleaned = clean_text(text)
-    if is_low_content(cleaned):
-        return Extraction(cleaned_text=cleaned, is_low_content=True, memories=(), entities=())
     scanned = cleaned[:MAX_SCAN_CHARS]
+    # small talk to a name ("Thanks, Gina!", "Hey Sam!", "Wow Caroline, that looks amazing!") is small talk:
+    # stored, each such fragment of a messaging app's bursts was one more episode near-duplicates merged into
+    # one that named dozens of turns and outranked content (docs/benchmarks.md, Session 33)
+    if is_low_content(cleaned) or (len(scanned) < MAX_SCAN_CHARS and is_low_content(vocatives_removed(scanned))):
+        return Extraction(cleaned_text=cleaned, is_low_content=True, memories=(), entities=())
     case = _case_mode(scanned)
     context = _Context(scope=scope, case=case, own_name_slugs=set())
     found: list[_Found] = []

@@ -176,6 +176,16 @@ def addressed_names(text: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def vocatives_removed(text: str) -> str:
+    """`text` without the names it addresses someone by, wherever they stand ("Thanks, Gina!" → "Thanks, !",
+    "Wow Caroline, that looks amazing!" → "Wow , that looks amazing!"): what is left says whether the turn
+    says anything (a greeting or a thank-you to a name is still small talk)."""
+    runs = [(start, name) for start, name in _name_runs(text, _case_mode(text)) if _is_vocative(text, start, name)]
+    for start, name in reversed(runs):
+        text = text[:start] + text[start + len(name) :]
+    return text
+
+
 def _opens_sentence(text: str, start: int) -> bool:
     before = text[:start].rstrip()
     return not before or before[-1] in ".!?"
