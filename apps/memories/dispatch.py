@@ -75,14 +75,17 @@ def bursts_join_key(conversation_id: object) -> str:
     return f"engram:bursts:pending:{conversation_id}"
 
 
-def bursts_join_schedule(*, conversation: Conversation) -> bool:
+def bursts_join_schedule(*, conversation: Conversation, first_message_id: int) -> bool:
     """Queue the join of the conversation's recently closed bursts (lifecycle/deferred.py
     `conversation_recent_bursts_merge`) BURSTS_JOIN_DELAY_SECONDS from now unless one is pending: one run per
-    few seconds of a live chat. Never raises: the deferred consolidation joins what this misses."""
+    few seconds of a live chat. The pending key holds the ledger id of the first message since the last run
+    (`first_message_id` of the batch that queued it), so the run reads everything that arrived since, however
+    many batches that was. Never raises: the deferred consolidation joins what this misses."""
     delay = int(settings.ENGRAM["BURSTS_JOIN_DELAY_SECONDS"])
     try:
+        key = bursts_join_key(conversation.pk)
         with phase("redis"):
-            if not get_redis().set(bursts_join_key(conversation.pk), "1", nx=True, ex=delay + DEBOUNCE_GRACE_SECONDS):
+            if not get_redis().set(key, str(first_message_id), nx=True, ex=delay + DEBOUNCE_GRACE_SECONDS):
                 return False
         with phase("enqueue"):
             task_queue(JOIN_BURSTS, countdown=delay, conversation_id=str(conversation.pk))
@@ -92,9 +95,20 @@ def bursts_join_schedule(*, conversation: Conversation) -> bool:
         return False
 
 
-def bursts_join_release(*, conversation_id: object) -> None:
-    with contextlib.suppress(RedisError):
-        get_redis().delete(bursts_join_key(conversation_id))
+def bursts_join_take(*, conversation_id: object) -> int | None:
+    """Release the pending key of a burst join that starts now; the ledger id of the first message since the
+    last run (None when the key is gone: Redis restarted, or the run was queued by hand)."""
+    try:
+        pipeline = get_redis().pipeline()
+        pipeline.get(bursts_join_key(conversation_id))
+        pipeline.delete(bursts_join_key(conversation_id))
+        value, _ = pipeline.execute()
+    except RedisError:
+        return None
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
 
 
 def consolidation_release(*, conversation_id: object) -> None:

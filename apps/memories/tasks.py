@@ -32,8 +32,8 @@ def consolidate_conversation_task(*, conversation_id: str) -> dict[str, int]:
     name=dispatch.JOIN_BURSTS, tenancy=MAINTENANCE, acks_late=True, base=DeliveryCappedTask, ignore_result=True
 )
 def join_bursts_task(*, conversation_id: str) -> int:
-    dispatch.bursts_join_release(conversation_id=conversation_id)
-    return deferred.conversation_recent_bursts_merge(conversation_id=conversation_id)
+    since = dispatch.bursts_join_take(conversation_id=conversation_id)
+    return deferred.conversation_recent_bursts_merge(conversation_id=conversation_id, since_message_id=since)
 
 
 @shared_task(

@@ -525,6 +525,34 @@ def test_a_live_chats_closed_bursts_are_joined_seconds_after_the_open_one_is_not
     assert conversation_consolidate(conversation_id=str(conversation.pk))["bursts"] == 1  # b6 into b5, later
 
 
+def test_a_chat_imported_in_batches_has_every_closed_burst_joined_by_one_run(tenant):
+    """A client importing a long chat sends batches faster than the join's debounce: one run reads everything
+    since the first message of those batches (the pending key holds its id), not only the last 200 messages."""
+    items = [
+        IngestItem(
+            contact_id="sam",
+            conversation_id="chat",
+            message=text,
+            message_id=f"e{index}",
+            speaker=speaker,
+            occurred_at=T0 + timedelta(seconds=index),
+        )
+        for index, (speaker, text) in enumerate(
+            [("Sam", "I went to the concert yesterday."), ("Sam", "Ava came too!")]
+            + [
+                ("Sam" if index % 2 else "Ava", f"Message number {index} about the weather in town")
+                for index in range(250)
+            ]
+        )
+    ]
+    ingest_messages(tenant=tenant, items=items, actor="test")
+    conversation = Conversation.objects.get(tenant=tenant, external_id="chat")
+    first = conversation.messages.order_by("id").first()
+    assert conversation_recent_bursts_merge(conversation_id=str(conversation.pk)) == 0  # the last 200 only
+    assert conversation_recent_bursts_merge(conversation_id=str(conversation.pk), since_message_id=first.pk) == 1
+    assert Memory.objects.filter(tenant=tenant, source_message_ids=["e0", "e1"], valid_to__isnull=True).exists()
+
+
 def test_a_message_still_being_extracted_ends_a_burst(tenant):
     """A part whose extraction is still pending (queued to the worker) has no episode yet: the burst is not
     joined past it, or the part would stay alone for good."""

@@ -695,8 +695,12 @@ def _after_commit(messages: Sequence[Message]) -> None:
     for conversation in conversations.values():
         consolidation_schedule(conversation=conversation)
     # named speakers' messages may close a burst (apps/memories/lifecycle/burst_rules.py): joined seconds later
-    for conversation_id in {message.conversation_id for message in messages if message.speaker.strip()}:
-        bursts_join_schedule(conversation=conversations[conversation_id])
+    first_named: dict[Any, int] = {}
+    for message in messages:
+        if message.speaker.strip():
+            first_named[message.conversation_id] = min(message.pk, first_named.get(message.conversation_id, message.pk))
+    for conversation_id, first_message_id in first_named.items():
+        bursts_join_schedule(conversation=conversations[conversation_id], first_message_id=first_message_id)
 
 
 EXTRACTION_CHUNK = 64  # events per inline extraction step: the budget is checked between steps

@@ -175,8 +175,8 @@ def near_duplicates_merge(*, tenant: Tenant, contact: Contact | None, session_id
 
 
 # The recent bursts of a live conversation are joined seconds after they close (BURSTS_JOIN_DELAY_SECONDS,
-# apps/memories/dispatch.py), over the last BURSTS_RECENT_MESSAGES of its ledger; the deferred consolidation
-# joins the rest, the whole conversation, minutes later.
+# apps/memories/dispatch.py), over what arrived since the last such run and the BURSTS_RECENT_MESSAGES before
+# it (a burst still open then); the deferred consolidation joins the rest, the whole conversation, minutes later.
 BURSTS_RECENT_MESSAGES = 200
 
 
@@ -258,13 +258,19 @@ def conversation_bursts_merge(*, conversation: Conversation, recent: int | None 
     return joined
 
 
-def conversation_recent_bursts_merge(*, conversation_id: str) -> int:
+def conversation_recent_bursts_merge(*, conversation_id: str, since_message_id: int | None = None) -> int:
     """The bursts a live conversation's latest messages closed, joined seconds after (the worker's side of
-    dispatch.bursts_join_schedule): the next request for context finds the whole thought, not its fragments."""
+    dispatch.bursts_join_schedule): the next request for context finds the whole thought, not its fragments.
+    Reads the messages since `since_message_id` (the first of the batches that queued this run; None: none
+    known) and the BURSTS_RECENT_MESSAGES before them: a client importing a long chat in batches of hundreds has
+    every burst of it joined, not only the last batch's."""
     conversation = Conversation.objects.filter(pk=conversation_id).first()
     if conversation is None:
         return 0
-    return conversation_bursts_merge(conversation=conversation, recent=BURSTS_RECENT_MESSAGES)
+    recent = BURSTS_RECENT_MESSAGES
+    if since_message_id is not None:
+        recent += Message.objects.filter(conversation=conversation, pk__gte=since_message_id).count()
+    return conversation_bursts_merge(conversation=conversation, recent=recent)
 
 
 def conversation_entities_link(*, conversation: Conversation) -> int:

@@ -1082,6 +1082,9 @@ def test_a_request_after_a_preference_is_not_part_of_it(text, predicate):
         "Sorry to hear that, Sam.",
         "Great catching up! Take care, talk soon.",
         "Congrats, Joanna!",
+        "thanks rosie!",
+        "hey there",
+        "Thanks again!",
     ],
 )
 def test_small_talk_to_a_name_is_low_content(text):
@@ -1094,7 +1097,14 @@ def test_small_talk_to_a_name_is_low_content(text):
 
 @pytest.mark.parametrize(
     "text",
-    ["Gina, my dog Bruno is sick", "I went to Paris, Sam!", "Thanks for the sushi tip, Gina!", "Sam, I love you"],
+    [
+        "Gina, my dog Bruno is sick",
+        "I went to Paris, Sam!",
+        "Thanks for the sushi tip, Gina!",
+        "Sam, I love you",
+        "sorry alex, I can't make it tonight",
+        "ok, pizza!",
+    ],
 )
 def test_a_turn_to_a_name_that_says_something_is_kept(text):
     assert extract(text).episode is not None

@@ -176,14 +176,22 @@ def addressed_names(text: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+# One word between a greeting and the end of its sentence is whom it greets, written in lower case or not
+# ("thanks rosie!", "hey there", "bye guys"): chat is often typed without capitals.
+_GREETED_WORD = re.compile(
+    r"(?i)\b(?:hi|hey|hello|hiya|yo|thanks|thank\s+you|thx|ty|bye|goodbye|congrats|congratulations|sorry|morning|"
+    r"night)\s+([^\W\d_]+)(?=\s*(?:[!?.,;:\u2026]|$))"
+)
+
+
 def vocatives_removed(text: str) -> str:
     """`text` without the names it addresses someone by, wherever they stand ("Thanks, Gina!" → "Thanks, !",
-    "Wow Caroline, that looks amazing!" → "Wow , that looks amazing!"): what is left says whether the turn
-    says anything (a greeting or a thank-you to a name is still small talk)."""
+    "Wow Caroline, that looks amazing!" → "Wow , that looks amazing!", "thanks rosie!" → "thanks !"): what is
+    left says whether the turn says anything (a greeting or a thank-you to a name is still small talk)."""
     runs = [(start, name) for start, name in _name_runs(text, _case_mode(text)) if _is_vocative(text, start, name)]
     for start, name in reversed(runs):
         text = text[:start] + text[start + len(name) :]
-    return text
+    return _GREETED_WORD.sub(lambda match: match.group(0)[: match.start(1) - match.start(0)], text)
 
 
 def _opens_sentence(text: str, start: int) -> bool:
