@@ -53,22 +53,35 @@ def consolidation_debounce_key(conversation_id: object) -> str:
     return f"engram:consolidate:pending:{conversation_id}"
 
 
+def _debounced_queue(*, name: str, key: str, value: str, delay: int, conversation: Conversation, what: str) -> bool:
+    """Queue task `name` for the conversation `delay` seconds from now unless its debounce `key` is set (it holds
+    `value` until the task starts, or DEBOUNCE_GRACE_SECONDS after it was due). True when a task was queued.
+    Never raises: Redis errors, and kombu's OperationalError when the broker is unreachable, are logged."""
+    try:
+        with phase("redis"):
+            if not get_redis().set(key, value, nx=True, ex=delay + DEBOUNCE_GRACE_SECONDS):
+                return False
+        with phase("enqueue"):
+            task_queue(name, countdown=delay, conversation_id=str(conversation.pk))
+        return True
+    except Exception as exc:
+        logger.warning("Could not queue %s for conversation %s: %s", what, conversation.pk, exc)
+        return False
+
+
 def consolidation_schedule(*, conversation: Conversation, delay: int | None = None) -> bool:
     """Queue the conversation's consolidation `delay` seconds (default CONSOLIDATION_DELAY_SECONDS) from now
     unless one is pending. Returns True when a task was queued. Never raises: the sweep queues it again."""
     if delay is None:
         delay = int(settings.ENGRAM["CONSOLIDATION_DELAY_SECONDS"])
-    try:
-        key = consolidation_debounce_key(conversation.pk)
-        with phase("redis"):
-            if not get_redis().set(key, "1", nx=True, ex=delay + DEBOUNCE_GRACE_SECONDS):
-                return False
-        with phase("enqueue"):
-            task_queue(CONSOLIDATE_CONVERSATION, countdown=delay, conversation_id=str(conversation.pk))
-        return True
-    except Exception as exc:  # Redis errors, and kombu's OperationalError when the broker is unreachable
-        logger.warning("Could not queue consolidation for conversation %s: %s", conversation.pk, exc)
-        return False
+    return _debounced_queue(
+        name=CONSOLIDATE_CONVERSATION,
+        key=consolidation_debounce_key(conversation.pk),
+        value="1",
+        delay=delay,
+        conversation=conversation,
+        what="consolidation",
+    )
 
 
 def bursts_join_key(conversation_id: object) -> str:
@@ -81,18 +94,14 @@ def bursts_join_schedule(*, conversation: Conversation, first_message_id: int) -
     few seconds of a live chat. The pending key holds the ledger id of the first message since the last run
     (`first_message_id` of the batch that queued it), so the run reads everything that arrived since, however
     many batches that was. Never raises: the deferred consolidation joins what this misses."""
-    delay = int(settings.ENGRAM["BURSTS_JOIN_DELAY_SECONDS"])
-    try:
-        key = bursts_join_key(conversation.pk)
-        with phase("redis"):
-            if not get_redis().set(key, str(first_message_id), nx=True, ex=delay + DEBOUNCE_GRACE_SECONDS):
-                return False
-        with phase("enqueue"):
-            task_queue(JOIN_BURSTS, countdown=delay, conversation_id=str(conversation.pk))
-        return True
-    except Exception as exc:  # Redis errors, and kombu's OperationalError when the broker is unreachable
-        logger.warning("Could not queue the burst join for conversation %s: %s", conversation.pk, exc)
-        return False
+    return _debounced_queue(
+        name=JOIN_BURSTS,
+        key=bursts_join_key(conversation.pk),
+        value=str(first_message_id),
+        delay=int(settings.ENGRAM["BURSTS_JOIN_DELAY_SECONDS"]),
+        conversation=conversation,
+        what="the burst join",
+    )
 
 
 def bursts_join_take(*, conversation_id: object) -> int | None:
