@@ -422,6 +422,28 @@ def test_an_episode_is_indexed_with_the_turns_around_it_stored_or_not(api, tenan
     assert "zebra" not in context
 
 
+def test_a_chat_exports_placeholder_is_passed_over_by_the_context_words(api, tenant):
+    """A chat export writes "<Media omitted>" after a turn that shared a photo: it is no turn, so the turns
+    on either side of it are still each other's context (docs/benchmarks.md, Session 34)."""
+    turns = [
+        ("q1", "Melanie", "Which pottery class did you join?"),
+        ("p1", "Melanie", "<Media omitted>"),
+        ("a1", "Caroline", "The Tuesday evening one at the community studio"),
+        ("p2", "Caroline", "\u200eimage omitted"),
+        ("p3", "Caroline", "<Media omitted>"),
+        ("r1", "Melanie", "What a gorgeous glaze on that bowl"),
+    ]
+    _turns(api, turns)
+    assert not Memory.objects.filter(tenant=tenant, source_message_ids__overlap=["p1", "p2", "p3"]).exists()
+    rows = Memory.objects.filter(tenant=tenant, memory_type="episode").values_list(
+        "source_message_ids", "context_vector"
+    )
+    words = {ids[0]: {part.split(":")[0].strip("'") for part in context.split()} for ids, context in rows}
+    assert {"potteri", "class", "tuesday", "glaze", "bowl"} <= words["a1"]
+    assert {"tuesday", "studio"} <= words["q1"] and {"tuesday", "studio"} <= words["r1"]
+    assert not {"media", "omit"} & (words["q1"] | words["a1"] | words["r1"])
+
+
 def _unit(vector):
     return np.asarray(vector, dtype=np.float32)
 

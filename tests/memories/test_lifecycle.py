@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from apps.conversations.models import Conversation
+from apps.conversations.models import Conversation, Message
 from apps.core.embeddings import memory_text
 from apps.core.redis import get_redis
 from apps.entities.models import Entity
@@ -866,4 +866,26 @@ def test_thanking_someone_by_name_in_every_session_is_not_a_memory(tenant):
     assert [memory.source_message_ids for memory in current.filter(memory_type="episode")] == [["news"]]
     contact = tenant.contacts.get()
     results = memory_search(tenant=tenant, contact=contact, query="What did Jon tell Gina?", top_k=5).results
+    assert [list(result.memory.source_message_ids) for result in results] == [["news"]]
+
+
+def test_a_chat_exports_placeholders_are_not_memories(tenant):
+    """An exported chat holds a placeholder where a message had no text: a shared photo ("<Media omitted>",
+    "image omitted"), a deleted message. Stored, the one in every session became an episode near-duplicates
+    merged into one naming every such message, first for any question about a photo (docs/benchmarks.md,
+    Session 34). They are no memory; the message is still in the ledger."""
+    at = T0
+    for session in range(6):
+        for index, text in enumerate(["<Media omitted>", "\u200eimage omitted", "This message was deleted"]):
+            ingest(tenant, "jon", text, f"t{session}-{index}", at, conversation=f"chat-{session}", speaker="Jon")
+            at += timedelta(minutes=3)
+        at += timedelta(days=1)
+    ingest(tenant, "jon", "Here's a photo of my dance studio!", "news", at, conversation="chat-6", speaker="Jon")
+    for conversation in Conversation.objects.filter(tenant=tenant):
+        conversation_consolidate(conversation_id=str(conversation.pk))
+    current = Memory.objects.filter(tenant=tenant, valid_to__isnull=True, deleted_at__isnull=True)
+    assert [memory.source_message_ids for memory in current.filter(memory_type="episode")] == [["news"]]
+    assert Message.objects.filter(tenant=tenant).count() == 19
+    contact = tenant.contacts.get()
+    results = memory_search(tenant=tenant, contact=contact, query="What photo did Jon send?", top_k=5).results
     assert [list(result.memory.source_message_ids) for result in results] == [["news"]]

@@ -37,6 +37,7 @@ class Turn:
     role: str  # "user" or "assistant"
     text: str
     occurred_at: datetime
+    shares_media: bool = False  # the turn shared a photo (LoCoMo: its caption is in `text`)
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,27 @@ def as_bursts(dataset: Dataset, *, parts: int = 3) -> Dataset:
                 split.append(dataclasses.replace(turn, id=part_id, text=text))
         conversations.append(dataclasses.replace(conversation, turns=tuple(split)))
     return dataclasses.replace(dataset, name=f"{dataset.name}-bursts", conversations=tuple(conversations))
+
+
+MEDIA = "~media"  # the placeholder a chat export shows after a turn that shared a photo (`as_export`)
+MEDIA_PLACEHOLDER = "<Media omitted>"
+
+
+def as_export(dataset: Dataset, *, placeholder: str = MEDIA_PLACEHOLDER) -> Dataset:
+    """The set as a messaging app's chat export reads: a shared photo is a message of its own, a placeholder
+    ("<Media omitted>" in WhatsApp's export), from the same speaker right after the turn. The turn keeps its
+    text (and LoCoMo's caption of the photo), so only the placeholders differ from the set as given; each has
+    the id "<turn id>~media", never evidence, so a retrieved placeholder takes a place in the top k and
+    answers nothing."""
+    conversations = []
+    for conversation in dataset.conversations:
+        turns: list[Turn] = []
+        for turn in conversation.turns:
+            turns.append(turn)
+            if turn.shares_media and PART not in turn.id:
+                turns.append(dataclasses.replace(turn, id=f"{turn.id}{MEDIA}", text=placeholder, shares_media=False))
+        conversations.append(dataclasses.replace(conversation, turns=tuple(turns)))
+    return dataclasses.replace(dataset, name=f"{dataset.name}-export", conversations=tuple(conversations))
 
 
 def ranked_turns(sources_per_result: Iterable[Sequence[str]]) -> list[str]:

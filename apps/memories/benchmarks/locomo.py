@@ -70,6 +70,7 @@ class Turn:
     speaker: str
     text: str
     occurred_at: datetime
+    shares_media: bool = False
 
 
 def turns(sample: dict[str, Any], *, stamping: str = "spread") -> list[Turn]:
@@ -84,7 +85,7 @@ def turns(sample: dict[str, Any], *, stamping: str = "spread") -> list[Turn]:
             if not text:
                 continue
             at = date + timedelta(seconds=index * SPREAD_SECONDS) if stamping == "spread" else date
-            found.append(Turn(turn["dia_id"], number, turn["speaker"], text, at))
+            found.append(Turn(turn["dia_id"], number, turn["speaker"], text, at, bool(turn.get("blip_caption"))))
     return found
 
 
@@ -111,6 +112,7 @@ def load(data: list[dict[str, Any]], *, stamping: str = "session") -> datasets.D
                         role="user",
                         text=turn.text,
                         occurred_at=turn.occurred_at,
+                        shares_media=turn.shares_media,
                     )
                     for turn in turns(sample, stamping=stamping)
                 ),

@@ -25,7 +25,7 @@ _FILLER_WORDS = """
     definitely totally absolutely right true same ikr idk dunno maybe hi hello hey heya hiya yo sup bye
     goodbye cya gn gm lmk brb omg omfg ugh meh pfft hmph welcome please pls plz sorry soz noted agreed
     really seriously wait huh what why so and but well anyway anyways lovely sweet neat gotcha kinda sorta
-    bruh dude man
+    bruh dude man ttyl nite night morning mornin evening damn dang xoxo xo xx
     congrats congratulations amazing incredible fantastic wonderful brilliant excellent impressive gorgeous
     beautiful fabulous superb stunning glad happy proud cheers anytime bravo hooray yikes oops whoops gosh aw
     that that's it it's sounds looks so very such too you
@@ -44,6 +44,7 @@ _FILLER_PHRASES = """
     you've got this|means a lot|appreciate it|much appreciated|i appreciate it|happy for you|proud of you
     miss you|love you|can't wait|good talking to you|great talking to you|great catching up|nice chatting
     bye for now|here for you|sounds like fun|looks like fun|so glad
+    love that|love it|love this|night night|nighty night|sweet dreams|sleep well|sleep tight|good one
 """
 _LOW_CONTENT_WORDS = frozenset(_collapse_repeats(word) for word in _FILLER_WORDS.split())
 _LOW_CONTENT_PHRASES = re.compile(
@@ -60,11 +61,51 @@ _LAUGHTER = re.compile(
 )
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
 
+# What a messaging app's chat export writes where a message held no text: a shared photo, voice note or
+# sticker ("<Media omitted>" on Android's WhatsApp, "image omitted" on the iPhone's), a deleted message, a
+# missed call, the encryption notice. A placeholder repeated in every session was one more episode that
+# near-duplicate merging folded into one naming hundreds of turns (docs/benchmarks.md, Session 34).
+_EXPORT_PLACEHOLDER = re.compile(
+    r"""
+    <\s*media\s+omitted\s*>
+    | <[^<>\n]{1,60}\bomitted\s*>
+    | <attached:\s*[^<>\n]{1,200}>
+    | (?:image|photo|picture|video|audio|voice\s+message|voice\s+note|sticker|gif|document|file|contact\s+card
+       |location|view\s+once\s+message)\s+omitted
+    | \[(?:photo|image|picture|video|audio|voice\s+message|voice\s+note|sticker|gif|attachment|file|media|document
+         |location|contact)s?\]
+    | this\s+message\s+was\s+deleted | you\s+deleted\s+this\s+message | message\s+deleted
+    | missed\s+(?:group\s+)?(?:voice|video)\s+call
+    | messages\s+and\s+calls\s+are\s+end-to-end\s+encrypted\b.*
+    | (?:you\s+)?sent\s+an?\s+(?:photo|picture|attachment|video|sticker|gif|voice\s+message)
+    """,
+    re.IGNORECASE | re.VERBOSE | re.DOTALL,
+)
+# invisible marks an export puts before a placeholder ("\u200eimage omitted") or anywhere in a line
+_INVISIBLE = re.compile(r"[\u200b-\u200f\u2060\u202a-\u202e\ufeff]")
+# WhatsApp appends this to an edited message's text
+_EDITED_MARK = re.compile(r"\s*<\s*this message was edited\s*>\s*$", re.IGNORECASE)
+
+
+def export_marks_removed(text: str) -> str:
+    """The text without what a chat export adds to a message: invisible direction marks and the "<This
+    message was edited>" note at its end."""
+    return _EDITED_MARK.sub("", _INVISIBLE.sub("", text))
+
+
+def is_export_placeholder(text: str) -> bool:
+    """Is the whole message what a chat export writes in place of one that held no text ("<Media omitted>",
+    "image omitted", "This message was deleted", "Missed voice call", "[Photo]")?"""
+    return bool(_EXPORT_PLACEHOLDER.fullmatch(export_marks_removed(text).strip().rstrip(".")))
+
 
 def is_low_content(text: str) -> bool:
     """True when a turn carries nothing worth remembering: acknowledgements, laughter, greetings,
-    emoji or punctuation only ("lol", "ok sure", "👍", "???"). Any other word, or any digit, makes
-    the turn meaningful."""
+    emoji or punctuation only ("lol", "ok sure", "👍", "???"), or a chat export's placeholder for a message
+    without text ("<Media omitted>", "This message was deleted"). Any other word, or any digit, makes the
+    turn meaningful."""
+    if is_export_placeholder(text):
+        return True
     folded = clean_text(text).lower().replace("\u2019", "'")
     words = _WORD.findall(folded)
     if not words:

@@ -28,6 +28,7 @@ from apps.core.rows import instances_insert
 from apps.core.vectors import vector_from_send
 from apps.entities.services import EntityLike, entity_upsert_many
 from apps.memories import scoring
+from apps.memories.extraction.cleaning import is_export_placeholder
 from apps.memories.extraction.rules import instruction_condition
 from apps.memories.models import Memory, MemoryEntity, MemoryRevision
 from apps.memories.models.memory import INDEX_TERMS_LENGTH
@@ -796,18 +797,27 @@ def session_context_update(*, message: Message, session_id: str) -> None:
     sessions_context_update(turns=[(message, session_id)])
 
 
+_PLACEHOLDERS_SKIPPED = 4  # placeholders in a row passed over (a few photos shared at once)
+
+
 def sessions_context_words(*, turns: Sequence[tuple[Message, str]]) -> dict[TurnKey, str]:
     """context_vector's words: an episode's words together with the turns just before and after it in the
-    ledger (stored as memories or not — a short question is often what its answer's turn is about). For each
+    ledger (stored as memories or not — a short question is often what its answer's turn is about; a chat
+    export's placeholder is passed over, `cleaning.is_export_placeholder`). For each
     turn (message, conversation id), in order: its episode gets the words of the turn before, and the episode
     of the turn before gets this one's — as if the turns had been sent one by one. One statement; {turn:
     words} for the turns given and the turn before each."""
     if not turns:
         return {}
-    before = messages_turns_before(message_ids=[message.pk for message, _ in turns], count=2)
+    # a chat export's placeholder ("<Media omitted>" after a shared photo) is no turn: it would take the place
+    # of the turn before, whose words are the context (docs/benchmarks.md, Session 34); read a few more to skip it
+    before = messages_turns_before(message_ids=[message.pk for message, _ in turns], count=2 + _PLACEHOLDERS_SKIPPED)
     texts: dict[TurnKey, str] = {}
     for message, session_id in turns:
-        previous = before.get(message.pk, [])  # newest first
+        if is_export_placeholder(message.content):
+            continue
+        # newest first
+        previous = [turn for turn in before.get(message.pk, []) if not is_export_placeholder(turn.content)][:2]
         lines = [turn_line(turn.speaker, turn.content) for turn in reversed(previous)]
         current = turn_text(message)
         texts[(session_id, message.occurred_at, message.external_id)] = "\n".join([*lines[-1:], current])

@@ -1108,3 +1108,47 @@ def test_small_talk_to_a_name_is_low_content(text):
 )
 def test_a_turn_to_a_name_that_says_something_is_kept(text):
     assert extract(text).episode is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<Media omitted>",
+        "\u200eimage omitted",
+        "sticker omitted",
+        "<attached: 00000012-PHOTO-2023-05-01-18-22-04.jpg>",
+        "This message was deleted",
+        "You deleted this message.",
+        "Missed voice call",
+        "[Photo]",
+        "Messages and calls are end-to-end encrypted. No one outside of this chat, not even WhatsApp, can read them.",
+        "ttyl",
+        "Night!",
+        "love that",
+    ],
+)
+def test_a_chat_exports_placeholder_is_low_content(text):
+    """What an exported chat shows where a message held no text (a photo, a deleted message, a call) is no
+    memory: repeated in every session, it was merged into one episode naming hundreds of turns."""
+    extraction = extract(text)
+
+    assert extraction.is_low_content is True and extraction.memories == ()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I sent a photo of my new bike",
+        "image omitted because it was too big lol",
+        "[photo] my new bike!",
+        "Did you see the video omitted from the report?",
+    ],
+)
+def test_a_message_that_names_a_placeholder_is_kept(text):
+    assert extract(text).episode is not None
+
+
+def test_a_chat_exports_edit_note_is_not_part_of_the_memory():
+    extraction = extract("I moved to Lisbon in May \u200e<This message was edited>")
+
+    assert extraction.episode is not None and extraction.episode.predicate == "I moved to Lisbon in May"

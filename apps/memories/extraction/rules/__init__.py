@@ -15,7 +15,7 @@ Every rule, the supersession slots and their limits are documented in docs/extra
 from __future__ import annotations
 
 from apps.core.cleaning import clean_text
-from apps.memories.extraction.cleaning import is_low_content
+from apps.memories.extraction.cleaning import export_marks_removed, is_low_content
 from apps.memories.extraction.rules import (
     attributes,
     business,
@@ -167,7 +167,7 @@ def extract(text: str, *, scope: str = SCOPE_CONTACT, role: str = ROLE_USER) -> 
     """
     if scope not in SCOPES:
         raise ValueError(f"scope must be one of {', '.join(SCOPES)}")
-    cleaned = clean_text(text)
+    cleaned = export_marks_removed(clean_text(text)).strip()
     scanned = cleaned[:MAX_SCAN_CHARS]
     # small talk to a name ("Thanks, Gina!", "Hey Sam!", "Wow Caroline, that looks amazing!") is small talk:
     # stored, each such fragment of a messaging app's bursts was one more episode near-duplicates merged into

@@ -96,6 +96,12 @@ class Command(DatabaseCommand):
             help="send each turn of several sentences as up to 3 consecutive messages of its speaker, as a messaging "
             "app's users do (a retrieved part counts as its turn; datasets.as_bursts)",
         )
+        parser.add_argument(
+            "--export",
+            action="store_true",
+            help="send the set as a messaging app's chat export reads: a shared photo is a message of its own, "
+            "'<Media omitted>' from the same speaker after the turn (datasets.as_export)",
+        )
         parser.add_argument("--no-baselines", action="store_true", help="skip the flat retrievers")
         parser.add_argument("--keep", action="store_true", help="keep the benchmark tenants afterwards")
         parser.add_argument("--json", dest="json_out", help="write the figures to this JSON file")
@@ -217,6 +223,8 @@ class Command(DatabaseCommand):
             dataset = beam.load(path, stamping=stamping, max_chars=settings.ENGRAM["MAX_MESSAGE_CHARS"])
         if options["limit"]:
             dataset = dataset.subset([conversation.id for conversation in dataset.conversations[: options["limit"]]])
+        if options["export"]:
+            dataset = datasets.as_export(dataset)
         return datasets.as_bursts(dataset) if options["bursts"] else dataset
 
     def _via_http(
