@@ -9,6 +9,12 @@ objects the ORM would return (`Model.from_db`, field converters applied), relate
 `instances_insert(objs)` is `bulk_create` for new rows whose primary key is set, without the compiler and
 without writing every value into the SQL: a memory's two 384-float vectors were printed as ~8 KB of text,
 quoted by psycopg and parsed back by PostgreSQL (issue 29 item 2, docs/benchmarks.md "Session 19").
+
+The instances belong to the `default` alias, as the ORM's do: every statement here goes through
+`django.db.connection`, which is `connections["default"]`. Inside `maintenance_scope` in a process logged in
+as the app role that entry is the `maintenance` login's connection, whose own `alias` is "maintenance"; an
+instance marked with it could not be related to one the ORM loaded ("the current database router prevents
+this relation"), and every extraction the worker retried failed on its first entity link (Session 34).
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
-from django.db import connection, connections
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.backends.utils import CursorWrapper
 from django.db.models import AutoField, Model
 from django.db.models.expressions import RawSQL
@@ -50,7 +56,7 @@ def instances(row: Sequence[Any], models: Sequence[type[Model]]) -> list[Model |
         for index, field in enumerate(fields):
             for converter in field.get_db_converters(connection):  # type: ignore[attr-defined]  # not in the stubs
                 values[index] = converter(values[index], field.cached_col, connection)
-        built.append(model.from_db(connection.alias, [field.attname for field in fields], values))
+        built.append(model.from_db(DEFAULT_DB_ALIAS, [field.attname for field in fields], values))
     return built
 
 
@@ -227,7 +233,7 @@ def instances_insert(objs: Sequence[Model]) -> None:
         if returning:
             obj.pk = keys[index]
         obj._state.adding = False
-        obj._state.db = connection.alias
+        obj._state.db = DEFAULT_DB_ALIAS  # where the ORM sends them (the module's docstring)
 
 
 def _values_numbered(rows: list[list[str | None]]) -> str:

@@ -13,8 +13,8 @@ from apps.conversations.models import Conversation
 from apps.core.redis import get_redis
 from apps.memories.dispatch import consolidation_debounce_key
 from apps.memories.lifecycle.scheduling import lost_consolidations_requeue
-from apps.memories.models import ConsolidationRun, ContextEvent, Memory, ProfileAudit
-from apps.memories.tasks import periodic_consolidation_task, process_context_events_task
+from apps.memories.models import ConsolidationRun, ContextEvent, Memory, MemoryEntity, ProfileAudit
+from apps.memories.tasks import extract_pending_events_task, periodic_consolidation_task, process_context_events_task
 from tests.conftest import start_celery_worker, stop_celery_worker, wait_until
 from tests.factories import TenantFactory
 from tests.fake_openai import fake_openai_fixture  # noqa: F401  (the fixture is `fake_openai`)
@@ -216,3 +216,35 @@ def test_a_burst_closed_by_the_other_speaker_is_joined_by_the_worker_soon_after(
     assert joined is not None, "the worker never joined the burst"
     assert joined.content == "Sam: I went to the concert yesterday. Ava came too!"
     assert not ConsolidationRun.objects.filter(kind="deferred").exists()  # the join did not wait for it
+
+
+def test_an_extraction_the_worker_retries_is_stored_with_its_entity_links(api, tenant, celery_worker_process):
+    """An event whose inline extraction never completed (the request died) is retried by the worker's sweep,
+    across tenants, as the maintenance login: its memories are stored, linked to the entities they name. The
+    rows written there were marked with the `maintenance` alias and every retry failed on its first entity
+    link ("the current database router prevents this relation"), so such a message never had a memory
+    (docs/benchmarks.md, Session 34)."""
+    body = {
+        "contact_id": "jon",
+        "conversation_id": "s1",
+        "message": "I have a sister named Maya",
+        "role": "user",
+        "message_id": "m1",
+        "speaker": "Jon",
+    }
+    event_id = api.post("/api/v1/ingest", body, format="json").json()["event_id"]
+    Memory.objects.filter(tenant=tenant).delete()  # the entities stay: the retry links them again
+    ContextEvent.objects.filter(pk=event_id).update(
+        extracted_at=None, result={}, created_at=timezone.now() - timedelta(hours=1)
+    )
+
+    extract_pending_events_task.delay()
+    finished = wait_until(
+        lambda: ContextEvent.objects.filter(pk=event_id).exclude(extracted_at=None, attempts=0).exists()
+    )
+    assert finished, "the worker never retried the extraction"
+    event = ContextEvent.objects.get(pk=event_id)
+    assert event.extracted_at is not None, event.last_error
+    assert Memory.objects.filter(tenant=tenant, source_message_ids__contains=["m1"]).exists()
+    linked = MemoryEntity.objects.filter(memory__tenant=tenant).values_list("entity__slug", flat=True)
+    assert "maya" in set(linked)
