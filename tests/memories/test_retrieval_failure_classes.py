@@ -492,3 +492,33 @@ def test_a_question_asked_with_one_form_of_an_irregular_verb_matches_the_others(
     assert _turns(body, "verbs")[0] == "S1:1"
     # a question without an irregular verb searches no other forms
     assert _search(api, "verbs", "What did she paint?")["verb_forms"] == []
+
+
+# What Mia did for her birthday is typed the way chat is typed ("bday"); the question asks in full words
+CHAT_SPELLING = [
+    (
+        DAY,
+        [
+            ("Mia", "had the best bday ever, we went bowling and I got two strikes"),
+            ("Jo", "Ha, bowling is great. Did your brother come?"),
+            ("Mia", "Yeah he did, and he brought his dog along."),
+            ("Jo", "My party this year was a picnic by the lake."),
+            ("Mia", "A picnic sounds lovely, I want one next summer."),
+            ("Jo", "The weather was perfect that whole weekend."),
+        ],
+    ),
+]
+
+
+def test_a_question_in_full_words_matches_a_turn_typed_with_an_abbreviation(api):
+    """A question asked "What did she do for her birthday?" against "had the best bday ever": the other
+    spellings of the query's words are searched too (retrieval/spellings.py), so the answer is a keyword match."""
+    _ingest(api, "spelling", CHAT_SPELLING)
+    body = _search(api, "spelling", "What did she do for her birthday?")  # no other word of the answer
+    assert body["spelling_forms"] == [["bday", "birthday"]]  # lexemes, as the stemmer gives them
+    answer = next(row for row in body["results"] if row["sources"] == ["spelling:S1:1"])
+    assert "keyword" in answer["explain"]["found_by"]
+    assert answer["explain"]["bm25"] > 0
+    assert _turns(body, "spelling")[0] == "S1:1"
+    # and the other way: a question typed with the abbreviation finds the word in full
+    assert _search(api, "spelling", "any pics of the lake?")["spelling_forms"] == [["pic", "pictur"]]

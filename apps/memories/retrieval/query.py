@@ -27,7 +27,7 @@ from django.utils.text import slugify
 from apps.contacts.models import Contact
 from apps.core.rows import bound_cursor
 from apps.memories.models.memory import scope_token
-from apps.memories.retrieval import inflections
+from apps.memories.retrieval import inflections, spellings
 from apps.memories.retrieval.lexicon import (
     LEXICON_FROM,
     Stats,
@@ -110,6 +110,14 @@ class Terms:
     # the lexemes of each irregular verb the query uses, all its forms ("go" → go, went, gone): one term for
     # BM25 (scope_stats gives each the group's document frequency; retrieval/inflections.py)
     verbs: list[tuple[str, ...]] = field(default_factory=list)
+    # the lexemes of each word of the query that chat spells other ways ("birthday" → birthday, bday): one term
+    # the same way (retrieval/spellings.py)
+    spellings: list[tuple[str, ...]] = field(default_factory=list)
+
+    @property
+    def groups(self) -> list[tuple[str, ...]]:
+        """Every group of lexemes that counts as one term: the verbs' forms and the words' spellings."""
+        return [*self.verbs, *self.spellings]
 
 
 def query_terms(scope: Scope, query: str) -> Terms:
@@ -117,8 +125,11 @@ def query_terms(scope: Scope, query: str) -> Terms:
     each with its memory links counted up to UBIQUITY_LINK_CAP: one statement. The links are counted from
     the (entity, memory) index alone, superseded or deleted memories included: checking each linked memory
     is current was a heap visit per link (query terms 2.3 -> 0.9 ms p50 at 100k, same A/B run). The forms of
-    the query's irregular verbs are stemmed in the same statement and join its lexemes ("go" → "went",
-    "gone": retrieval/inflections.py)."""
+    the query's irregular verbs and the other spellings of its words are stemmed in the same statement and
+    join its lexemes ("go" → "went", "gone": retrieval/inflections.py; "birthday" → "bday":
+    retrieval/spellings.py)."""
+    verb_words = inflections.verb_forms(query)
+    group_words = [*verb_words, *spellings.spelling_forms(query)]
     scope_sql, params = scope.sql()
     contact_clause = "e.contact_id = %(scope_contact)s" if scope.contact is not None else "e.contact_id IS NULL"
     # a search restricted to some memory types counts only the links to those (a few facts among hundreds
@@ -133,7 +144,7 @@ def query_terms(scope: Scope, query: str) -> Terms:
             "SELECT q.lexemes, v.forms, e.id, e.entity_type, e.slug, e.linked, e.is_speaker, e.aliases "
             "FROM (SELECT coalesce(array_agg(lexeme), '{}') AS lexemes "
             "      FROM unnest(to_tsvector('english', %(query)s))) q "
-            # each verb's forms stemmed, as '<verb number> <lexeme>'
+            # each group's words stemmed (a verb's forms, then a word's spellings), as '<group number> <lexeme>'
             "CROSS JOIN (SELECT coalesce(array_agg(g.number || ' ' || l.lexeme), '{}') AS forms "
             "      FROM unnest(%(verbs)s::text[]) WITH ORDINALITY g(words, number) "
             "      CROSS JOIN LATERAL unnest(to_tsvector('english', g.words)) l) v "
@@ -147,19 +158,24 @@ def query_terms(scope: Scope, query: str) -> Terms:
             {
                 **params,
                 "query": query,
-                "verbs": [" ".join(forms) for forms in inflections.verb_forms(query)],
+                "verbs": [" ".join(words) for words in group_words],
                 "link_cap": UBIQUITY_LINK_CAP,
                 "slugs": sorted(query_slugs(query)),
             },
         )
         rows = cursor.fetchall()
-    verbs: dict[str, list[str]] = {}
+    stemmed: dict[int, list[str]] = {}
     for item in rows[0][1] if rows else []:
         number, lexeme = item.split(" ", 1)
-        verbs.setdefault(number, []).append(lexeme)
-    groups = [tuple(group) for group in verbs.values() if len(group) > 1]
+        stemmed.setdefault(int(number), []).append(lexeme)
+    # two spellings that stem alike ("hours", "hour") are one lexeme: only a group of two or more is one
+    groups = {number: tuple(dict.fromkeys(group)) for number, group in stemmed.items()}
+    groups = {number: group for number, group in groups.items() if len(group) > 1}
+    verbs = [group for number, group in sorted(groups.items()) if number <= len(verb_words)]
+    spelled = [group for number, group in sorted(groups.items()) if number > len(verb_words)]
     lexemes = sorted(
-        {lexeme for lexeme in (rows[0][0] if rows else []) if lexeme} | {lexeme for group in groups for lexeme in group}
+        {lexeme for lexeme in (rows[0][0] if rows else []) if lexeme}
+        | {lexeme for group in groups.values() for lexeme in group}
     )
     named = [
         NamedEntity(
@@ -171,7 +187,7 @@ def query_terms(scope: Scope, query: str) -> Terms:
         for row in rows
         if row[2] is not None
     ]
-    return Terms(lexemes=lexemes, named=named, verbs=groups)
+    return Terms(lexemes=lexemes, named=named, verbs=verbs, spellings=spelled)
 
 
 def quoted_lexemes(lexemes: Sequence[str]) -> list[str]:
@@ -179,17 +195,18 @@ def quoted_lexemes(lexemes: Sequence[str]) -> list[str]:
     return ["'" + lexeme.replace("'", "''") + "'" for lexeme in lexemes]
 
 
-def scope_stats(scope: Scope, lexemes: list[str], *, verbs: Sequence[Sequence[str]] = ()) -> Stats:
+def scope_stats(scope: Scope, lexemes: list[str], *, groups: Sequence[Sequence[str]] = ()) -> Stats:
     """Scope size, average tsvector lengths and the document frequency of each query lexeme: from the
     scope's lexicon when a worker has built one (retrieval.lexicon), else counted in one SQL statement. The
-    forms of one verb (`verbs`, Terms.verbs) each take the frequency of all of them: one term."""
+    lexemes of one group (`groups`, Terms.groups: a verb's forms, a word's spellings) each take the frequency
+    of all of them: one term."""
     stats = _scope_stats(scope, lexemes)
-    if not verbs:
+    if not groups:
         return stats
     return dataclasses.replace(
         stats,
-        search_df=inflections.grouped_df(stats.search_df, verbs),
-        context_df=inflections.grouped_df(stats.context_df, verbs),
+        search_df=inflections.grouped_df(stats.search_df, groups),
+        context_df=inflections.grouped_df(stats.context_df, groups),
     )
 
 

@@ -88,4 +88,5 @@ def search_payload(
         body["summary"] = result.summary
         body["advice"] = result.advice
         body["verb_forms"] = [list(forms) for forms in result.verbs]
+        body["spelling_forms"] = [list(forms) for forms in result.spellings]
     return body

@@ -3,8 +3,9 @@
 Three round trips, whatever the scope's size (docs/retrieval.md), each in the module of its step:
 
 1. `query.query_terms` — one statement: the query's lexemes (PostgreSQL's own `english` parser and stemmer),
-   with the other forms of its irregular verbs ("go": "went", "gone"; inflections.py), and the scope's
-   entities the query names, each with a capped count of its memory links.
+   with the other forms of its irregular verbs ("go": "went", "gone"; inflections.py) and the other spellings
+   of its words ("birthday": "bday"; spellings.py), and the scope's entities the query names, each with a
+   capped count of its memory links.
 2. `query.scope_stats` — document frequencies for BM25: the scope's lexicon in Redis (one HMGET), or counted
    exactly in SQL for a small scope.
 3. `candidates.fetch` — one statement: candidates from the vector, keyword, entity and time sources, unioned
@@ -139,7 +140,7 @@ def memory_search(
     )
     vector = query_vector if query_vector is not None else embed_query(perspective, tenant=tenant, contact=contact)
     windows = time_window.windows(query, reference=reference_time)
-    stats = scope_stats(scope, terms.lexemes, verbs=terms.verbs)
+    stats = scope_stats(scope, terms.lexemes, groups=terms.groups)
     query_entities = discriminating(terms.named, total=stats.total)
     # a request for advice reads the asker's preferences closest to it too (signals/advice.py)
     advice_request = advice.asks_for_advice(query)
@@ -164,6 +165,7 @@ def memory_search(
             time_windows=windows,
             summary=summary,
             verbs=tuple(terms.verbs),
+            spellings=tuple(terms.spellings),
         )
     features = [
         relevance_rules.Features(
@@ -322,6 +324,7 @@ def memory_search(
         summary=summary,
         advice=advice_request,
         verbs=tuple(terms.verbs),
+        spellings=tuple(terms.spellings),
     )
 
 

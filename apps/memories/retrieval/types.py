@@ -134,3 +134,5 @@ class SearchResult:
     advice: bool = False  # a request for advice: the asker's fitting preferences go first (signals/advice.py)
     # the lexemes of each irregular verb the query uses, searched as one term (retrieval/inflections.py)
     verbs: tuple[tuple[str, ...], ...] = ()
+    # the lexemes of each word of the query chat spells other ways, searched as one term (retrieval/spellings.py)
+    spellings: tuple[tuple[str, ...], ...] = ()
