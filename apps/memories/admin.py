@@ -17,7 +17,8 @@ from apps.contacts.admin import ContactAdmin
 from apps.contacts.models import Contact
 from apps.contacts.personal_data import contact_export
 from apps.core.exceptions import ApplicationError
-from apps.memories.dispatch import scope_consolidation_queue, tenant_consolidation_queue
+from apps.memories.dispatch import pending_extraction_queue, scope_consolidation_queue, tenant_consolidation_queue
+from apps.memories.lifecycle.deferred import exhausted_events_reset
 from apps.memories.models import (
     ConsolidationRun,
     ContextEvent,
@@ -323,6 +324,26 @@ class ContextEventAdmin(ReadOnlyAdmin):
     search_fields = ("content", "contact__external_id", "last_error")
     date_hierarchy = "created_at"
     raw_id_fields = ("contact", "conversation", "message")
+    actions = ["retry_extraction"]
+
+    def has_retry_extraction_permission(self, request: HttpRequest) -> bool:
+        # the rows are never edited by hand; extracting one again is a change to what it produced
+        return request.user.has_perm("memories.change_contextevent")
+
+    @admin.action(
+        description="Extract the selected messages again (those whose extraction spent its attempts)",
+        permissions=["retry_extraction"],
+    )
+    def retry_extraction(self, request: HttpRequest, queryset: QuerySet[ContextEvent]) -> None:
+        # their attempts start over and the worker's sweep extracts them, never the admin's request
+        reset = exhausted_events_reset(event_ids=list(queryset.values_list("pk", flat=True)))
+        if reset:
+            pending_extraction_queue()
+        self.message_user(
+            request,
+            f"{reset} event(s) whose extraction spent its attempts queued for extraction (the others are extracted "
+            "or still being tried).",
+        )
 
 
 @admin.register(MemoryProfile)

@@ -140,6 +140,11 @@ def tenant_consolidation_queue(*, tenant_id: object) -> None:
     task_queue(TENANT_CONSOLIDATION, tenant_id=str(tenant_id))
 
 
+def pending_extraction_queue() -> None:
+    """The sweep that extracts the events whose inline extraction did not complete: now, not within the minute."""
+    task_queue(EXTRACT_PENDING_EVENTS)
+
+
 def lexicon_refresh_queue(*, tenant_id: object, contact_id: object | None) -> None:
     contact = str(contact_id) if contact_id is not None else None
     task_queue(LEXICON_REFRESH, tenant_id=str(tenant_id), contact_id=contact)

@@ -86,3 +86,38 @@ def test_a_turn_of_several_sentences_is_sent_as_a_burst_of_messages_that_count_a
     scores = datasets.Scores()
     scores.add(question, ["D1:2", "D1:1#2", "D1:1"])
     assert scores.rows[0][1]["R@5"] == 1.0 and scores.rows[0][1]["R@10"] == 1.0
+
+
+def test_a_chat_export_has_a_placeholder_message_after_each_shared_photo():
+    """`--export`: a turn that shared a photo is followed by "<Media omitted>" from its speaker, at its time, with an
+    id that is never evidence (a retrieved placeholder takes a place in the top k and answers nothing)."""
+    at = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+    turns = (
+        datasets.Turn(
+            id="D1:1",
+            session=1,
+            speaker="Ana",
+            role="user",
+            text="Look! [shares a photo: a bowl]",
+            occurred_at=at,
+            shares_media=True,
+        ),
+        datasets.Turn(id="D1:2", session=1, speaker="Mel", role="user", text="So pretty!", occurred_at=at),
+    )
+    question = datasets.Question(conversation="conv-1", text="q", category="single-hop", evidence=("D1:1",))
+    dataset = datasets.Dataset(
+        name="Set",
+        conversations=(datasets.Conversation(id="conv-1", turns=turns),),
+        questions=(question,),
+        categories=("single-hop",),
+        headline=("single-hop",),
+        metric="R",
+    )
+    export = datasets.as_export(dataset)
+    assert export.name == "Set-export" and export.questions == dataset.questions
+    assert [(turn.id, turn.speaker, turn.text, turn.occurred_at) for turn in export.conversations[0].turns] == [
+        ("D1:1", "Ana", "Look! [shares a photo: a bowl]", at),
+        ("D1:1~media", "Ana", "<Media omitted>", at),
+        ("D1:2", "Mel", "So pretty!", at),
+    ]
+    assert datasets.ranked_turns([["D1:1~media"], ["D1:1"]]) == ["D1:1~media", "D1:1"]  # not its turn

@@ -72,6 +72,28 @@ def pending_events_extract(*, limit: int = 500) -> int:
     return unfinished_events_extract(events)
 
 
+def exhausted_events_reset(*, event_ids: list[Any]) -> int:
+    """Let the sweeps try again the events whose extraction spent its MAX_EXTRACTION_ATTEMPTS (they no longer
+    try them): their attempts start over. For what a fault left behind once its cause is fixed (the worker whose
+    retries all failed, docs/benchmarks.md Session 34): the messages are in the ledger, only their memories are
+    missing. Returns how many were reset."""
+    return ContextEvent.objects.filter(
+        pk__in=event_ids, extracted_at__isnull=True, attempts__gte=MAX_EXTRACTION_ATTEMPTS
+    ).update(attempts=0, last_error="")
+
+
+def exhausted_events_retry(*, events: list[ContextEvent]) -> int:
+    """`exhausted_events_reset`, then each of `events` extracted now, event by event. Returns how many were
+    extracted; one that fails again keeps its new error."""
+    exhausted_events_reset(event_ids=[event.pk for event in events])
+    pending = list(
+        ContextEvent.objects.select_related("tenant", "contact", "message")
+        .filter(pk__in=[event.pk for event in events], extracted_at__isnull=True)
+        .order_by("created_at", "pk")
+    )
+    return unfinished_events_extract(pending)
+
+
 # Each memory of the scope (or of one conversation) with its nearest current neighbour of the same type, in
 # one statement: an HNSW probe per memory (the scope's filters ride the iterative index scan), not a query
 # per memory (3–6 s for a LoCoMo session before). For a scope of up to EXACT_SCOPE_LIMIT memories the pairs are
