@@ -4,7 +4,7 @@ did he buy?", "Has she ever won?"; the turn that answers says "I went", "I bough
 "go", "buy" and "win", so keyword relevance (BM25) and the keyword source missed the answer's verb.
 
 A query that holds one form of such a verb also searches its other forms (`verb_forms`), and all the forms of
-one verb count as one term: each takes the document frequency of the whole group (`grouped_df`), so "went"
+one verb count as one term: each takes the document frequency of the whole group (`term_groups.grouped_df`), so "went"
 weighs what "go" does and a turn that says either matches the question's verb alike. English grammar, not a
 dataset's phrasing: the question's "did" + base form against the answer's past tense is how English asks
 about the past. Measured in docs/benchmarks.md ("Session 26").
@@ -19,8 +19,7 @@ Pure (no Django).
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Mapping, Sequence
+from apps.memories.retrieval import term_groups
 
 # base, past, past participle
 _IRREGULAR = """
@@ -47,40 +46,10 @@ weep wept wept | win won won | withdraw withdrew withdrawn | write wrote written
 AMBIGUOUS = frozenset({"fell", "saw"})
 
 
-def _table() -> dict[str, tuple[str, ...]]:
-    forms_of: dict[str, tuple[str, ...]] = {}
-    for entry in re.split(r"[|\n]", _IRREGULAR):
-        words = entry.split()
-        forms = tuple(dict.fromkeys(word for word in words if word not in AMBIGUOUS))
-        if len(forms) < 2:
-            continue
-        for form in forms:
-            forms_of[form] = forms
-    return forms_of
-
-
-FORMS = _table()
-_WORD = re.compile(r"[a-z]+")
+FORMS = term_groups.table(_IRREGULAR, left_out=AMBIGUOUS)
 
 
 def verb_forms(query: str) -> list[tuple[str, ...]]:
     """The irregular verbs the query uses, each as all its forms ("Where did she go?" → [("go", "went",
     "gone")]), in the order met."""
-    seen: dict[tuple[str, ...], None] = {}
-    for word in _WORD.findall(query.lower()):
-        forms = FORMS.get(word)
-        if forms is not None:
-            seen.setdefault(forms, None)
-    return list(seen)
-
-
-def grouped_df(df: Mapping[str, int], groups: Iterable[Sequence[str]]) -> dict[str, int]:
-    """Document frequencies where each lexeme of a verb's group takes the group's total: the forms of one verb
-    are one term ("went" as rare as "go" + "went" + "gone" together)."""
-    grouped = dict(df)
-    for group in groups:
-        total = sum(df.get(lexeme, 0) for lexeme in group)
-        for lexeme in group:
-            if lexeme in grouped:
-                grouped[lexeme] = total
-    return grouped
+    return term_groups.groups_met(query, FORMS)

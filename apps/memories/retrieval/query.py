@@ -27,7 +27,7 @@ from django.utils.text import slugify
 from apps.contacts.models import Contact
 from apps.core.rows import bound_cursor
 from apps.memories.models.memory import scope_token
-from apps.memories.retrieval import inflections, spellings
+from apps.memories.retrieval import inflections, spellings, term_groups
 from apps.memories.retrieval.lexicon import (
     LEXICON_FROM,
     Stats,
@@ -205,8 +205,8 @@ def scope_stats(scope: Scope, lexemes: list[str], *, groups: Sequence[Sequence[s
         return stats
     return dataclasses.replace(
         stats,
-        search_df=inflections.grouped_df(stats.search_df, groups),
-        context_df=inflections.grouped_df(stats.context_df, groups),
+        search_df=term_groups.grouped_df(stats.search_df, groups),
+        context_df=term_groups.grouped_df(stats.context_df, groups),
     )
 
 

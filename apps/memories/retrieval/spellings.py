@@ -8,7 +8,7 @@ turn), and the embedder's cosine drops by 0.01–0.13 for such a pair (docs/benc
 holds between British and American spellings, in either direction.
 
 A query that holds one spelling of such a word also searches the others, and all the spellings of one word count
-as one term — the treatment an irregular verb's forms get (retrieval/inflections.py: `grouped_df`). General
+as one term — the treatment an irregular verb's forms get (retrieval/inflections.py, term_groups.py). General
 English chat usage, not a dataset's phrasing. Left out: abbreviations that are mostly another word ("def", "doc",
 "vet", "bro", "min", "mo", "sec"), stop words ("cuz", "b4", "pls") and synonyms ("photo" for "picture", "mother"
 for "mom"), which are other words, not other spellings.
@@ -18,7 +18,7 @@ Pure (no Django).
 
 from __future__ import annotations
 
-import re
+from apps.memories.retrieval import term_groups
 
 # one word's spellings, the full word first
 _SPELLINGS = """
@@ -32,27 +32,10 @@ cozy cosy | pajamas pyjamas | organize organise | realize realise | apologize ap
 """
 
 
-def _table() -> dict[str, tuple[str, ...]]:
-    spellings_of: dict[str, tuple[str, ...]] = {}
-    for entry in re.split(r"[|\n]", _SPELLINGS):
-        words = tuple(dict.fromkeys(entry.split()))
-        if len(words) < 2:
-            continue
-        for word in words:
-            spellings_of[word] = words
-    return spellings_of
-
-
-SPELLINGS = _table()
-_WORD = re.compile(r"[a-z]+")
+SPELLINGS = term_groups.table(_SPELLINGS)
 
 
 def spelling_forms(query: str) -> list[tuple[str, ...]]:
     """The words of the query that have other spellings, each as all of them ("her bday?" → [("birthday",
     "bday")]), in the order met."""
-    seen: dict[tuple[str, ...], None] = {}
-    for word in _WORD.findall(query.lower()):
-        spellings = SPELLINGS.get(word)
-        if spellings is not None:
-            seen.setdefault(spellings, None)
-    return list(seen)
+    return term_groups.groups_met(query, SPELLINGS)

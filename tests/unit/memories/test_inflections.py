@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from apps.memories.retrieval.inflections import FORMS, grouped_df, verb_forms
+from apps.memories.retrieval.inflections import FORMS, verb_forms
+from apps.memories.retrieval.term_groups import grouped_df
 
 
 @pytest.mark.parametrize(
