@@ -81,8 +81,9 @@ _EXPORT_PLACEHOLDER = re.compile(
     """,
     re.IGNORECASE | re.VERBOSE | re.DOTALL,
 )
-# invisible marks an export puts before a placeholder ("\u200eimage omitted") or anywhere in a line
-_INVISIBLE = re.compile(r"[\u200b-\u200f\u2060\u202a-\u202e\ufeff]")
+# invisible direction marks an export puts before a placeholder ("\u200eimage omitted") or anywhere in a line,
+# and zero-width spaces; not the joiners (U+200C, U+200D), which are part of a word or an emoji ("👨‍👩‍👧")
+_INVISIBLE = re.compile(r"[\u200b\u200e\u200f\u2060\u202a-\u202e\u2066-\u2069\ufeff]")
 # WhatsApp appends this to an edited message's text
 _EDITED_MARK = re.compile(r"\s*<\s*this message was edited\s*>\s*$", re.IGNORECASE)
 

@@ -1152,3 +1152,10 @@ def test_a_chat_exports_edit_note_is_not_part_of_the_memory():
     extraction = extract("I moved to Lisbon in May \u200e<This message was edited>")
 
     assert extraction.episode is not None and extraction.episode.predicate == "I moved to Lisbon in May"
+
+
+def test_removing_an_exports_marks_keeps_the_joiners_of_words_and_emoji():
+    family = "We took the kids 👨\u200d👩\u200d👧 to the zoo"
+    persian = "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645 go"  # a zero-width non-joiner inside the word
+    assert extract(family).episode.predicate == family
+    assert extract(f"\u200e{persian}").episode.predicate == persian
