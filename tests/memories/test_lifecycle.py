@@ -848,20 +848,28 @@ def test_small_talk_inside_a_burst_is_passed_over(tenant):
     ]
 
 
+def _said_in_every_session(tenant, texts: list[str], *, then: str) -> None:
+    """Jon says `texts` in each of six daily sessions, then `then` (message id "news") in a seventh; every
+    conversation is consolidated."""
+    at = T0
+    for session in range(6):
+        for index, text in enumerate(texts):
+            ingest(tenant, "jon", text, f"t{session}-{index}", at, conversation=f"chat-{session}", speaker="Jon")
+            at += timedelta(minutes=3)
+        at += timedelta(days=1)
+    ingest(tenant, "jon", then, "news", at, conversation="chat-6", speaker="Jon")
+    for conversation in Conversation.objects.filter(tenant=tenant):
+        conversation_consolidate(conversation_id=str(conversation.pk))
+
+
 def test_thanking_someone_by_name_in_every_session_is_not_a_memory(tenant):
     """On a messaging app one speaker thanks and greets the other by name in every session ("Thanks, Gina!",
     "Hey Gina!"): stored, those fragments became episodes near-duplicates merged into one naming every such
     turn, with the merge's importance boost each time, and it outranked what was said (docs/benchmarks.md,
     Session 33). They are small talk: no memory; the turn with content is one."""
-    at = T0
-    for session in range(6):
-        for index, text in enumerate(["Hey Gina!", "Thanks, Gina!", "Wow Gina, that looks amazing!"]):
-            ingest(tenant, "jon", text, f"t{session}-{index}", at, conversation=f"chat-{session}", speaker="Jon")
-            at += timedelta(minutes=3)
-        at += timedelta(days=1)
-    ingest(tenant, "jon", "My dance studio opens in May.", "news", at, conversation="chat-6", speaker="Jon")
-    for conversation in Conversation.objects.filter(tenant=tenant):
-        conversation_consolidate(conversation_id=str(conversation.pk))
+    _said_in_every_session(
+        tenant, ["Hey Gina!", "Thanks, Gina!", "Wow Gina, that looks amazing!"], then="My dance studio opens in May."
+    )
     current = Memory.objects.filter(tenant=tenant, valid_to__isnull=True, deleted_at__isnull=True)
     assert [memory.source_message_ids for memory in current.filter(memory_type="episode")] == [["news"]]
     contact = tenant.contacts.get()
@@ -874,15 +882,11 @@ def test_a_chat_exports_placeholders_are_not_memories(tenant):
     "image omitted"), a deleted message. Stored, the one in every session became an episode near-duplicates
     merged into one naming every such message, first for any question about a photo (docs/benchmarks.md,
     Session 34). They are no memory; the message is still in the ledger."""
-    at = T0
-    for session in range(6):
-        for index, text in enumerate(["<Media omitted>", "\u200eimage omitted", "This message was deleted"]):
-            ingest(tenant, "jon", text, f"t{session}-{index}", at, conversation=f"chat-{session}", speaker="Jon")
-            at += timedelta(minutes=3)
-        at += timedelta(days=1)
-    ingest(tenant, "jon", "Here's a photo of my dance studio!", "news", at, conversation="chat-6", speaker="Jon")
-    for conversation in Conversation.objects.filter(tenant=tenant):
-        conversation_consolidate(conversation_id=str(conversation.pk))
+    _said_in_every_session(
+        tenant,
+        ["<Media omitted>", "\u200eimage omitted", "This message was deleted"],
+        then="Here's a photo of my dance studio!",
+    )
     current = Memory.objects.filter(tenant=tenant, valid_to__isnull=True, deleted_at__isnull=True)
     assert [memory.source_message_ids for memory in current.filter(memory_type="episode")] == [["news"]]
     assert Message.objects.filter(tenant=tenant).count() == 19
