@@ -123,6 +123,68 @@ def test_bench_retrieval_ingests_asks_and_maps_memories_back_to_turns(tmp_path):
     assert not Memory.objects.exists()
 
 
+TINY_CHAT = {
+    "name": {"speaker_1": "Emi", "speaker_2": "Elise"},
+    "session_1_date_time": "29.12.2023, 14:00:00",
+    "session_1": [
+        {
+            "dia_id": "D1:1",
+            "speaker": "Emi",
+            "clean_text": "i finally finished knitting the red scarf",
+            "date_time": "29.12.2023, 14:05:09",
+        },
+        {
+            "dia_id": "D1:2",
+            "speaker": "Elise",
+            "clean_text": "omg it looks so cozy",
+            "date_time": "29.12.2023, 14:06:40",
+        },
+    ],
+    "session_2_date_time": "02.01.2024, 09:30:00",
+    "session_2": [
+        {
+            "dia_id": "D2:1",
+            "speaker": "Elise",
+            "clean_text": "my flight to Lisbon got cancelled",
+            "date_time": "02.01.2024, 09:31:00",
+        },
+    ],
+    "qa": [
+        {"question": "What did Emi knit?", "evidence": ["D1:1"], "category": 1},
+        {"question": "When was Elise's flight cancelled?", "evidence": ["D2:1"], "category": 2},
+    ],
+}
+
+
+@pytest.mark.django_db
+def test_bench_retrieval_measures_a_held_out_set_of_real_chats_beside_the_flat_retrievers(tmp_path):
+    folder = tmp_path / "chats"
+    folder.mkdir()
+    (folder / "Chat_1_Emi_Elise.json").write_text(json.dumps(TINY_CHAT))
+    figures = tmp_path / "figures.json"
+    out = io.StringIO()
+    call_command(
+        "bench_retrieval", "--dataset", "chats", "--chats-path", str(folder), "--json", str(figures), stdout=out
+    )
+    report = json.loads(figures.read_text())
+    measured = report["in_process"]["Chats"]
+    assert measured["ingest"]["turns"] == 3
+    assert measured["recall"]["all"]["overall"]["n"] == 2
+    assert measured["recall"]["all"]["overall"]["R@5"] == 1.0  # three turns: each question's one is among them
+    assert set(measured["recall"]["all"]) == {"overall", "headline", "multi-hop", "temporal"}
+    assert set(report["baselines"]["Chats spread"]) == {"cosine", "bm25", "hybrid"}
+    assert "engram-hybrid" in out.getvalue()
+    assert not Tenant.objects.filter(slug__startswith="bench-").exists()
+    # what is wrong is said, not a traceback
+    with pytest.raises(CommandError, match="needs --chats-path"):
+        call_command("bench_retrieval", "--dataset", "chats")
+    (folder / "Chat_2.json").write_text(json.dumps({"qa": []}))
+    with pytest.raises(CommandError, match="Chat_2: no session_<n> lists"):
+        call_command("bench_retrieval", "--dataset", "chats", "--chats-path", str(folder))
+    with pytest.raises(CommandError, match="not found"):
+        call_command("bench_retrieval", "--dataset", "chats", "--chats-path", str(tmp_path / "nowhere"))
+
+
 @pytest.mark.django_db
 def test_bench_retrieval_reuse_in_process_asks_a_kept_tenant_without_ingesting(tmp_path, tenant, other_tenant):
     from apps.memories.benchmarks import as_in_production, locomo

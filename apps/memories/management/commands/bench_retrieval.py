@@ -30,7 +30,7 @@ from tqdm import tqdm
 from apps.contacts.models import Contact
 from apps.core.commands import DatabaseCommand
 from apps.core.embeddings import get_embedder
-from apps.memories.benchmarks import as_in_production, beam, datasets, flat, locomo
+from apps.memories.benchmarks import as_in_production, beam, chats, datasets, flat, locomo
 from apps.memories.benchmarks.end_to_end import CONVERSATION_IDS, SETTLE_JOBS, Run, ingest_items, run_http
 from apps.memories.benchmarks.stack import dump, embedding_cache_empty, running_stack
 from apps.memories.ingest.services import ingest_messages
@@ -40,7 +40,7 @@ from apps.tenants.services import tenant_create, tenant_delete
 from config.embedded import VAR_DIR
 
 BATCH = 500
-DATASETS = ("locomo", "beam")
+DATASETS = ("locomo", "beam", "chats")
 
 
 def lexeme_counts(texts: list[str]) -> list[Counter[str]]:
@@ -85,10 +85,19 @@ class Command(DatabaseCommand):
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument(
-            "--dataset", default="locomo,beam", help="comma-separated: locomo and/or beam (default: both)"
+            "--dataset",
+            default="locomo,beam",
+            help="comma-separated: locomo, beam (default: both) and/or chats (a held-out set of real chats: "
+            "--chats-path)",
         )
         parser.add_argument("--path", default="../shared/data/locomo10.json", help="LoCoMo's JSON file")
         parser.add_argument("--beam-path", default="../shared/data/beam-100k", help="BEAM's folder")
+        parser.add_argument(
+            "--chats-path",
+            default="",
+            help="for --dataset chats: a chat file in REALTALK's layout, a JSON list of them or a folder of them "
+            "(apps/memories/benchmarks/chats.py)",
+        )
         parser.add_argument("--limit", type=int, default=0, help="only the first N conversations of each set")
         parser.add_argument(
             "--bursts",
@@ -117,7 +126,8 @@ class Command(DatabaseCommand):
         http.add_argument(
             "--stamping",
             default="session",
-            help="comma-separated: session (every turn at its session's date, as the sets give) and/or spread",
+            help="comma-separated: session (every turn at its session's date, as the sets give) and/or spread "
+            "(chats: a message with a time of its own keeps it either way)",
         )
         http.add_argument(
             "--conversation-ids",
@@ -148,7 +158,9 @@ class Command(DatabaseCommand):
         names = [name for name in options["dataset"].split(",") if name]
         unknown = set(names) - set(DATASETS)
         if unknown or not names:
-            raise CommandError(f"--dataset takes {' and/or '.join(DATASETS)}, not {options['dataset']!r}")
+            raise CommandError(f"--dataset takes {', '.join(DATASETS)}, not {options['dataset']!r}")
+        if "chats" in names and not options["chats_path"]:
+            raise CommandError("--dataset chats needs --chats-path (a chat file or a folder of them)")
         stampings = [item for item in options["stamping"].split(",") if item]
         settle_jobs = tuple(item for item in options["settle"].split(",") if item)
         if {*stampings} - {"session", "spread"} or {*settle_jobs} - set(SETTLE_JOBS):
@@ -216,6 +228,14 @@ class Command(DatabaseCommand):
             if not path.exists():
                 raise CommandError(f"{path} not found (the dataset is read from ../shared/data, never copied here)")
             dataset = locomo.load(json.loads(path.read_text()), stamping=stamping)
+        elif name == "chats":
+            path = Path(options["chats_path"])
+            if not path.exists():
+                raise CommandError(f"{path} not found")
+            try:
+                dataset = chats.load(path, stamping=stamping)
+            except ValueError as error:  # chats.ChatFileError, or a time in no known layout
+                raise CommandError(f"{path}: {error}") from error
         else:
             path = Path(options["beam_path"])
             if not path.is_dir():
