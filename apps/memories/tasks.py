@@ -96,9 +96,9 @@ def periodic_consolidation_task() -> int:
 def tenant_consolidation_task(*, tenant_id: str, now: str | None = None) -> int:
     """Queue one task per scope of the tenant (each contact with memories, the brain) and its purge: many
     short tasks, each its own run, rather than one walking every contact under the time limit."""
-    tenant = Tenant.objects.filter(pk=tenant_id).first()
+    tenant = Tenant.objects.filter(pk=tenant_id, is_active=True).first()
     if tenant is None:
-        return 0
+        return 0  # deleted or deactivated since the fan-out (a deletion deactivates first)
     scopes = periodic.tenant_scopes(tenant=tenant)
     for contact in scopes:
         scope_consolidation_task.delay(
@@ -112,16 +112,16 @@ def tenant_consolidation_task(*, tenant_id: str, now: str | None = None) -> int:
 def scope_consolidation_task(*, tenant_id: str, contact_id: str | None, now: str | None = None) -> dict[str, int]:
     from apps.contacts.models import Contact
 
-    tenant = Tenant.objects.filter(pk=tenant_id).first()
+    tenant = Tenant.objects.filter(pk=tenant_id, is_active=True).first()
     contact = Contact.objects.filter(tenant_id=tenant_id, pk=contact_id).first() if contact_id else None
     if tenant is None or (contact_id and contact is None):
-        return {}  # deleted meanwhile
+        return {}  # deleted meanwhile, or the tenant deactivated (a deletion deactivates first)
     return periodic.scope_consolidate(tenant=tenant, contact=contact, now=_parsed(now))
 
 
 @shared_task(name=dispatch.TENANT_PURGE, tenancy=TENANT, acks_late=True, base=DeliveryCappedTask)
 def tenant_purge_task(*, tenant_id: str, now: str | None = None) -> int:
-    tenant = Tenant.objects.filter(pk=tenant_id).first()
+    tenant = Tenant.objects.filter(pk=tenant_id, is_active=True).first()
     return periodic.tenant_purge(tenant=tenant, now=_parsed(now)) if tenant is not None else 0
 
 

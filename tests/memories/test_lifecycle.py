@@ -571,6 +571,37 @@ def test_messages_without_a_speaker_name_are_never_joined(tenant):
     assert not Memory.objects.filter(tenant=tenant, memory_type="episode", valid_to__isnull=False).exists()
 
 
+def test_a_deactivated_tenant_is_not_consolidated_so_its_deletion_meets_no_worker_locks(tenant):
+    """A deletion deactivates the tenant first; the consolidations ingest queued minutes before (and the sweep,
+    and the 6-hourly fan-out already queued) then touch nothing of it. Before, each one locked a conversation
+    and a contact the cascade was deleting, and the deletion lost six deadlocks in a row (docs/reliability.md)."""
+    from apps.memories.lifecycle.scheduling import lost_consolidations_requeue
+    from apps.memories.tasks import scope_consolidation_task, tenant_consolidation_task, tenant_purge_task
+
+    an_hour_ago = datetime.now(tz=UTC) - timedelta(hours=1)
+    ingest(tenant, "arjun", "I live in Pune and my dog Bruno is a beagle", "a1", an_hour_ago)
+    conversation = Conversation.objects.get(tenant=tenant)
+    contact = conversation.contact
+    redis_clear()  # the countdown task ingest queued is gone: the sweep would queue it again
+    type(tenant).objects.filter(pk=tenant.pk).update(is_active=False)  # what tenant_delete does first
+
+    assert conversation_consolidate(conversation_id=str(conversation.pk)) == {}
+    assert deferred.conversation_recent_bursts_merge(conversation_id=str(conversation.pk)) == 0
+    assert lost_consolidations_requeue() == 0
+    assert tenant_consolidation_task.run(tenant_id=str(tenant.pk)) == 0
+    assert scope_consolidation_task.run(tenant_id=str(tenant.pk), contact_id=str(contact.pk)) == {}
+    assert tenant_purge_task.run(tenant_id=str(tenant.pk)) == 0
+    assert not ConsolidationRun.objects.filter(tenant=tenant).exists()
+    conversation.refresh_from_db()
+    assert conversation.consolidated_at is None  # still due
+
+    # reactivated (an operator's suspension lifted): the sweep finds it due and its consolidation runs
+    type(tenant).objects.filter(pk=tenant.pk).update(is_active=True)
+    assert lost_consolidations_requeue() == 1
+    assert conversation_consolidate(conversation_id=str(conversation.pk)) != {}
+    assert ConsolidationRun.objects.filter(tenant=tenant, kind="deferred", status="done").count() == 1
+
+
 def test_consolidation_is_debounced_per_conversation(tenant):
     ingest(tenant, "arjun", "hello there, I live in Pune", "a1", T0)
     conversation = Conversation.objects.get(tenant=tenant)

@@ -286,9 +286,9 @@ def conversation_recent_bursts_merge(*, conversation_id: str, since_message_id: 
     Reads the messages since `since_message_id` (the first of the batches that queued this run; None: none
     known) and the BURSTS_RECENT_MESSAGES before them: a client importing a long chat in batches of hundreds has
     every burst of it joined, not only the last batch's."""
-    conversation = Conversation.objects.filter(pk=conversation_id).first()
+    conversation = Conversation.objects.filter(pk=conversation_id, tenant__is_active=True).first()
     if conversation is None:
-        return 0
+        return 0  # deleted, or its tenant deactivated (being deleted: see conversation_consolidate)
     recent = BURSTS_RECENT_MESSAGES
     if since_message_id is not None:
         recent += Message.objects.filter(conversation=conversation, pk__gte=since_message_id).count()
@@ -380,7 +380,10 @@ def outcomes_boost(*, conversation: Conversation) -> int:
 
 def conversation_consolidate(*, conversation_id: str) -> dict[str, int]:
     conversation = Conversation.objects.filter(pk=conversation_id).select_related("tenant", "contact").first()
-    if conversation is None:
+    if conversation is None or not conversation.tenant.is_active:
+        # deleted, or deactivated: a tenant's deletion deactivates it first, and a run that started now would
+        # lock its conversation and contact rows against the cascade (a deadlock the deletion loses); a
+        # reactivated tenant's conversation is still due (consolidated_at unchanged) and the sweep queues it
         return {}
     # started, not finished: a turn that arrives during the run is later than this and queues the next run
     Conversation.objects.filter(pk=conversation.pk).update(consolidated_at=timezone.now())

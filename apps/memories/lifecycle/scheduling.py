@@ -24,7 +24,9 @@ def lost_consolidations_requeue(*, now: datetime | None = None, limit: int = 500
     now = now or timezone.now()
     due_before = now - timedelta(seconds=int(settings.ENGRAM["CONSOLIDATION_DELAY_SECONDS"]) + 120)
     overdue = (
-        Conversation.objects.filter(last_message_at__lt=due_before, last_message_at__gte=now - SWEEP_HORIZON)
+        Conversation.objects.filter(
+            last_message_at__lt=due_before, last_message_at__gte=now - SWEEP_HORIZON, tenant__is_active=True
+        )
         .filter(Q(consolidated_at__isnull=True) | Q(consolidated_at__lt=F("last_message_at")))
         .order_by("last_message_at")[:limit]
     )
