@@ -522,3 +522,37 @@ def test_a_question_in_full_words_matches_a_turn_typed_with_an_abbreviation(api)
     assert _turns(body, "spelling")[0] == "S1:1"
     # and the other way: a question typed with the abbreviation finds the word in full
     assert _search(api, "spelling", "any pics of the lake?")["spelling_forms"] == [["pic", "pictur"]]
+
+
+# answers typed in a few words, right after the other speaker's question, among turns about the same things
+SHORT_REPLIES = [
+    (
+        DAY,
+        [
+            ("Mia", "Did you end up adopting the grey kitten from the shelter?"),
+            ("Jo", "yes!!"),
+            ("Mia", "Omg I need pictures. How did the job interview at the bakery go?"),
+            ("Jo", "It went great!"),
+            ("Mia", "I adopted a kitten once too, she hated the shelter car ride."),
+            ("Jo", "lol"),
+            ("Mia", "My cousin had an interview at a bakery last year, she burned the bread."),
+        ],
+    ),
+]
+
+
+def test_a_short_reply_is_remembered_with_the_question_it_answers(api):
+    """ "yes!!" made no memory (low content) and "It went great!" named nothing a question can meet: each is now
+    stored quoting the question of the other speaker it answers (extraction/answers.py), so the reply is found
+    by what it answered; a laugh is still not remembered."""
+    _ingest(api, "replies", SHORT_REPLIES)
+    body = _search(api, "replies", "Did Jo adopt the kitten?")
+    adopted = next(row for row in body["results"] if row["sources"] == ["replies:S1:2"])
+    question = "Did you end up adopting the grey kitten from the shelter?"
+    assert adopted["content"] == f'Jo: yes!! (answering Mia: "{question}")'
+    assert _turns(body, "replies")[0] == "S1:2"  # the answer first
+    interview = _search(api, "replies", "How did Jo's bakery interview go?")
+    assert _turns(interview, "replies")[0] == "S1:4"  # Jo's answer, before the question and the cousin's story
+    assert interview["results"][0]["content"].startswith('Jo: It went great! (answering Mia: "How did the job')
+    laugh = _search(api, "replies", "shelter car ride")
+    assert "S1:6" not in _turns(laugh, "replies")  # "lol" answers nothing: no memory

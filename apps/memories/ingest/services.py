@@ -30,6 +30,7 @@ from apps.contacts.services import (
     contacts_get_or_create_many,
 )
 from apps.conversations.models import Message
+from apps.conversations.selectors import messages_turns_before
 from apps.conversations.services import conversations_get_or_create_many, messages_appended, messages_sessions
 from apps.conversations.window import windows_append
 from apps.core.chunking import semantic_chunks
@@ -42,6 +43,7 @@ from apps.entities.services import entity_aliases_add, entity_aliases_reset
 from apps.memories import scoring
 from apps.memories.dispatch import EXTRACT_EVENTS, bursts_join_schedule, consolidation_schedule, task_queue
 from apps.memories.extraction import ExtractedEntity, extract, salience, slugify
+from apps.memories.extraction.answers import is_short_reply, question_asked, with_question
 from apps.memories.extraction.dates import format_day, mentioned_dates
 from apps.memories.extraction.rules import MAX_EPISODE_CHARS, MAX_SCAN_CHARS, addressed_names
 from apps.memories.models import ContextEvent
@@ -59,6 +61,7 @@ from apps.memories.store.writing import (
     memories_write,
     sessions_context_set,
     sessions_context_words,
+    turn_line,
     working_memory_expiry,
 )
 from apps.tenants.models import Tenant
@@ -407,6 +410,64 @@ def _candidates_for_observation(event: ContextEvent) -> list[Candidate]:
     ]
 
 
+def _with_questions_answered(
+    events: Sequence[ContextEvent], planned: dict[Any, list[Candidate]]
+) -> dict[Any, list[Candidate]]:
+    """A short reply right after a question of the other speaker is remembered with it
+    (extraction/answers.py): its episode's text quotes the question, and a low-content answer ("yes!!"),
+    which made no memory, makes that episode. One statement, when the batch holds such a reply."""
+    replies = [
+        event
+        for event in events
+        if event.message is not None
+        and event.contact_id is not None
+        and event.event_type == ContextEvent.TYPE_MESSAGE
+        and _session_of(event)
+        and is_short_reply(event.content)
+        and sum(1 for candidate in planned.get(event.pk, []) if candidate.memory_type == scoring.EPISODE)
+        == len(planned.get(event.pk, []))  # nothing but its episode, or nothing
+    ]
+    if not replies:
+        return planned
+    before = messages_turns_before(message_ids=[event.message.pk for event in replies if event.message], count=1)
+    answered = dict(planned)
+    for event in replies:
+        message = event.message
+        assert message is not None
+        previous = before.get(message.pk, [])
+        if not previous or (previous[0].speaker and previous[0].speaker == message.speaker):
+            continue
+        question = question_asked(previous[0].content)
+        if not question:
+            continue
+        metadata = {"answers": previous[0].external_id}
+        existing = planned.get(event.pk, [])
+        if existing:
+            answered[event.pk] = [
+                replace(
+                    candidate,
+                    content=with_question(candidate.content, asker=previous[0].speaker, question=question),
+                    metadata={**candidate.metadata, **metadata},
+                )
+                for candidate in existing
+            ]
+            continue
+        content = with_question(turn_line(message.speaker, event.content), asker=previous[0].speaker, question=question)
+        speaker_entity = _speaker_entity(message.speaker)
+        answered[event.pk] = [
+            Candidate(
+                memory_type=scoring.EPISODE,
+                content=content,
+                salience=salience(content, has_entity=False),
+                entities=(speaker_entity,) if speaker_entity is not None else (),
+                metadata={"speaker": message.speaker, **metadata} if message.speaker else metadata,
+                source_session_id=_session_id(event),
+                index_terms=_episode_dates(event.content, message.occurred_at),
+            )
+        ]
+    return answered
+
+
 def event_extract(*, event: ContextEvent, actor: str, now: datetime | None = None) -> list[dict[str, Any]]:
     """Run inline extraction for one event and record what it did. Safe to call again after a failure: an
     event already extracted returns its recorded result."""
@@ -522,6 +583,7 @@ def events_extract(
             return summaries
         if planned is None:
             planned = {event.pk: _candidates_for_event(event) for event in events}
+        planned = _with_questions_answered(events, planned)
         turns = [(event.message, _session_of(event)) for event in events if event.message and _session_of(event)]
         context_words = sessions_context_words(turns=turns)  # new episodes get theirs as they are inserted
         work = [
