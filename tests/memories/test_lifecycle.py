@@ -30,6 +30,7 @@ from tests.redis_keys import redis_clear, redis_keys
 pytestmark = pytest.mark.django_db
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+T1 = T0 + timedelta(minutes=1)
 
 
 @pytest.fixture
@@ -337,6 +338,37 @@ def test_near_duplicates_merge_keeps_the_more_specific(tenant, contact):
     assert {vague.pk, specific.pk} == {survivor.pk, absorbed.pk}
     assert survivor.revisions.filter(action="merged").exists()
     assert absorbed.revisions.filter(action="merged", related_memory=survivor).exists()
+
+
+def test_a_short_reply_is_not_merged_into_the_question_it_answers(tenant, contact, monkeypatch):
+    """'Jo: yes (answering Mia: "Coming on Saturday?")' quotes the question, so the two can be near each
+    other; merged, the question would survive and the answer ("yes") would be gone from the content."""
+    from apps.memories import scoring
+
+    monkeypatch.setattr(scoring, "MERGE_SIMILARITY", 0.3)  # these two stand for a pair above the real 0.92
+    question = make(tenant, contact, "Mia: Coming on Saturday?", "episode", source_message_ids=["q1"])
+    answer = make(
+        tenant,
+        contact,
+        'Jo: yes (answering Mia: "Coming on Saturday?")',
+        "episode",
+        source_message_ids=["a1"],
+        metadata={"speaker": "Jo", "answers": "q1"},
+    )
+    assert near_duplicates_merge(tenant=tenant, contact=contact) == 0
+    assert Memory.objects.filter(pk__in=[question.pk, answer.pk], valid_to__isnull=True).count() == 2
+    Memory.objects.filter(pk=answer.pk).update(metadata={"speaker": "Jo"})  # the same pair, not known as Q and A
+    assert near_duplicates_merge(tenant=tenant, contact=contact) == 1
+
+
+def test_near_duplicates_of_two_speakers_are_not_merged(tenant, contact):
+    """Merged, one speaker's words would survive under the other's name."""
+    sam = make(tenant, contact, "I love spicy food so much", "episode", metadata={"speaker": "Sam"}, occurred_at=T0)
+    evan = make(tenant, contact, "I love spicy food so much!", "episode", metadata={"speaker": "Evan"}, occurred_at=T1)
+    assert near_duplicates_merge(tenant=tenant, contact=contact) == 0
+    Memory.objects.filter(pk=evan.pk).update(metadata={"speaker": "Sam"})  # one speaker saying it twice
+    assert near_duplicates_merge(tenant=tenant, contact=contact) == 1
+    assert Memory.objects.get(pk=sam.pk).valid_to is None  # said first: it absorbs the other
 
 
 def test_of_two_near_duplicates_the_one_said_first_survives_whichever_was_written_first(tenant, contact):

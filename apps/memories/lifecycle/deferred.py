@@ -189,11 +189,27 @@ def near_duplicates_merge(*, tenant: Tenant, contact: Contact | None, session_id
         slots_differ = bool(memory.slot and neighbour.slot and memory.slot != neighbour.slot)
         if polarity_differs or slots_differ or memory.key or neighbour.key:  # a keyed record is the client's
             continue
+        if _said_by_others(memory, neighbour) or _answers(memory, neighbour) or _answers(neighbour, memory):
+            continue
         older, newer = sorted([memory, neighbour], key=stable_key)
         if memory_merge(survivor=older, absorbed=newer, actor=SYSTEM, similarity=similarity) is not None:
             absorbed_ids.add(newer.pk)
             merged += 1
     return merged
+
+
+def _said_by_others(memory: Memory, neighbour: Memory) -> bool:
+    """Two speakers' memories are not one: merged, one's words would survive under the other's name ("Sam:
+    Got some good news…" absorbing "Evan: Congrats Sam!…"; 18 of 61 merges on LoCoMo's settled store)."""
+    speaker, other = memory.metadata.get("speaker"), neighbour.metadata.get("speaker")
+    return bool(speaker and other and speaker != other)
+
+
+def _answers(reply: Memory, question: Memory) -> bool:
+    """A short reply stored with the question it answers (extraction/answers.py) quotes it: merged, the
+    question would survive and the answer be gone from the content."""
+    answered = reply.metadata.get("answers")
+    return bool(answered and answered in question.source_message_ids)
 
 
 # The recent bursts of a live conversation are joined seconds after they close (BURSTS_JOIN_DELAY_SECONDS,
