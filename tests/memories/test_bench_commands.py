@@ -15,6 +15,7 @@ from apps.memories.benchmarks import hnsw_bloat_note
 from apps.memories.benchmarks.corpus import queries
 from apps.memories.models import Memory, MemoryEntity
 from apps.tenants.models import Tenant
+from tests.chat_sets import CHAT
 
 TINY_LOCOMO = [
     {
@@ -123,44 +124,11 @@ def test_bench_retrieval_ingests_asks_and_maps_memories_back_to_turns(tmp_path):
     assert not Memory.objects.exists()
 
 
-TINY_CHAT = {
-    "name": {"speaker_1": "Emi", "speaker_2": "Elise"},
-    "session_1_date_time": "29.12.2023, 14:00:00",
-    "session_1": [
-        {
-            "dia_id": "D1:1",
-            "speaker": "Emi",
-            "clean_text": "i finally finished knitting the red scarf",
-            "date_time": "29.12.2023, 14:05:09",
-        },
-        {
-            "dia_id": "D1:2",
-            "speaker": "Elise",
-            "clean_text": "omg it looks so cozy",
-            "date_time": "29.12.2023, 14:06:40",
-        },
-    ],
-    "session_2_date_time": "02.01.2024, 09:30:00",
-    "session_2": [
-        {
-            "dia_id": "D2:1",
-            "speaker": "Elise",
-            "clean_text": "my flight to Lisbon got cancelled",
-            "date_time": "02.01.2024, 09:31:00",
-        },
-    ],
-    "qa": [
-        {"question": "What did Emi knit?", "evidence": ["D1:1"], "category": 1},
-        {"question": "When was Elise's flight cancelled?", "evidence": ["D2:1"], "category": 2},
-    ],
-}
-
-
 @pytest.mark.django_db
 def test_bench_retrieval_measures_a_held_out_set_of_real_chats_beside_the_flat_retrievers(tmp_path):
     folder = tmp_path / "chats"
     folder.mkdir()
-    (folder / "Chat_1_Emi_Elise.json").write_text(json.dumps(TINY_CHAT))
+    (folder / "Chat_1_Emi_Elise.json").write_text(json.dumps(CHAT))
     figures = tmp_path / "figures.json"
     out = io.StringIO()
     call_command(
@@ -168,10 +136,10 @@ def test_bench_retrieval_measures_a_held_out_set_of_real_chats_beside_the_flat_r
     )
     report = json.loads(figures.read_text())
     measured = report["in_process"]["Chats"]
-    assert measured["ingest"]["turns"] == 3
-    assert measured["recall"]["all"]["overall"]["n"] == 2
-    assert measured["recall"]["all"]["overall"]["R@5"] == 1.0  # three turns: each question's one is among them
-    assert set(measured["recall"]["all"]) == {"overall", "headline", "multi-hop", "temporal"}
+    assert measured["ingest"]["turns"] == 4  # the message without text is no turn
+    assert measured["recall"]["all"]["overall"]["n"] == 4
+    assert measured["recall"]["all"]["overall"]["R@5"] == 1.0  # four turns: every evidence turn is among them
+    assert set(measured["recall"]["all"]) == {"overall", "headline", "multi-hop", "temporal", "commonsense", "visual"}
     assert set(report["baselines"]["Chats spread"]) == {"cosine", "bm25", "hybrid"}
     assert "engram-hybrid" in out.getvalue()
     assert not Tenant.objects.filter(slug__startswith="bench-").exists()
