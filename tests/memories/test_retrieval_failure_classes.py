@@ -536,6 +536,8 @@ SHORT_REPLIES = [
             ("Mia", "I adopted a kitten once too, she hated the shelter car ride."),
             ("Jo", "lol"),
             ("Mia", "My cousin had an interview at a bakery last year, she burned the bread."),
+            ("Mia", "Are you free for the party on Friday?"),
+            ("Jo", "Thanks, Mia!"),  # a thanks answers nothing, however short
         ],
     ),
 ]
@@ -556,3 +558,4 @@ def test_a_short_reply_is_remembered_with_the_question_it_answers(api):
     assert interview["results"][0]["content"].startswith('Jo: It went great! (answering Mia: "How did the job')
     laugh = _search(api, "replies", "shelter car ride")
     assert "S1:6" not in _turns(laugh, "replies")  # "lol" answers nothing: no memory
+    assert "S1:9" not in _turns(_search(api, "replies", "Is Jo free for the party on Friday?"), "replies")

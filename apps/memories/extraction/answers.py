@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import re
 
-from apps.memories.extraction.cleaning import is_low_content
-
 MAX_REPLY_WORDS = 4
 MAX_QUESTION_CHARS = 200
 
@@ -37,13 +35,14 @@ _ANSWER_PHRASES = frozenset({"of course", "for sure", "me too", "no way", "not r
 _QUESTION = re.compile(r"[^.!?\n]*\?+[!?]*", re.UNICODE)
 
 
-def is_short_reply(text: str) -> bool:
-    """A reply of 1 to MAX_REPLY_WORDS words; a low-content one only if it answers ("yes!!", "of course",
-    "nah"), not a laugh or an emoji."""
+def is_short_reply(text: str, *, stored: bool) -> bool:
+    """A reply of 1 to MAX_REPLY_WORDS words. `stored`: extraction made an episode of it; one it did not
+    store (low content: "yes!!", "lol", "Thanks, Dave!") counts only when it answers — it starts with an
+    answer word or phrase ("yes", "nope", "of course", "sounds good"), not a laugh, a thanks or an emoji."""
     words = _WORD.findall(text.lower())
     if not 1 <= len(words) <= MAX_REPLY_WORDS:
         return False
-    if not is_low_content(text):
+    if stored:
         return True
     first = _REPEATS.sub(r"\1", words[0].replace("\u2019", "'"))
     return first in _ANSWER_WORDS or words[0] in _ANSWER_WORDS or " ".join(words[:2]) in _ANSWER_PHRASES

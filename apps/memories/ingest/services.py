@@ -423,9 +423,8 @@ def _with_questions_answered(
         and event.contact_id is not None
         and event.event_type == ContextEvent.TYPE_MESSAGE
         and _session_of(event)
-        and is_short_reply(event.content)
-        and sum(1 for candidate in planned.get(event.pk, []) if candidate.memory_type == scoring.EPISODE)
-        == len(planned.get(event.pk, []))  # nothing but its episode, or nothing
+        and [candidate.memory_type for candidate in planned.get(event.pk, [])] in ([], [scoring.EPISODE])
+        and is_short_reply(event.content, stored=bool(planned.get(event.pk)))  # nothing but its episode, or nothing
     ]
     if not replies:
         return planned

@@ -7,12 +7,14 @@ import pytest
 from apps.memories.extraction.answers import MAX_QUESTION_CHARS, is_short_reply, question_asked, with_question
 
 
-@pytest.mark.parametrize(
-    "text",
-    ["yes!!", "yesss", "Nope", "of course!", "sounds good", "ok 👍", "It went great!", "Tokyo!", "not yet", "I did"],
-)
-def test_a_few_words_or_an_answer_word_are_a_short_reply(text):
-    assert is_short_reply(text)
+@pytest.mark.parametrize("text", ["It went great!", "Tokyo!", "not yet", "I did", "Totally! Bye Nate!"])
+def test_a_few_words_extraction_stored_are_a_short_reply(text):
+    assert is_short_reply(text, stored=True)
+
+
+@pytest.mark.parametrize("text", ["yes!!", "yesss", "Nope", "of course!", "sounds good", "ok 👍", "Definitely 😂"])
+def test_a_reply_extraction_did_not_store_counts_when_it_answers(text):
+    assert is_short_reply(text, stored=False)
 
 
 @pytest.mark.parametrize(
@@ -20,14 +22,18 @@ def test_a_few_words_or_an_answer_word_are_a_short_reply(text):
     [
         "lol",  # low content that answers nothing
         "hahaha",
+        "Thanks, Dave!",  # a thanks to a name (a burst's first message, before the answer)
         "👍",
         "???",
         "",
-        "I went to the bakery for the interview and it went great",  # long enough to stand alone
     ],
 )
-def test_a_laugh_an_emoji_or_a_whole_sentence_is_not(text):
-    assert not is_short_reply(text)
+def test_a_laugh_a_thanks_or_an_emoji_is_not(text):
+    assert not is_short_reply(text, stored=False)
+
+
+def test_a_whole_sentence_is_not_a_short_reply():
+    assert not is_short_reply("I went to the bakery for the interview and it went great", stored=True)
 
 
 def test_the_last_question_of_the_turn_is_the_one_answered():
