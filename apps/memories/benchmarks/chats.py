@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from apps.memories.benchmarks import datasets
-from apps.memories.benchmarks.locomo import SPREAD_SECONDS, evidence_ids, parse_session_date
+from apps.memories.benchmarks.locomo import SPREAD_SECONDS, evidence_ids, parse_session_date, turn_text
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "commonsense"}
 _LAYOUTS = ("%d.%m.%Y, %H:%M:%S", "%d.%m.%Y, %H:%M", "%d.%m.%Y %H:%M:%S", "%d.%m.%Y")
@@ -61,11 +61,7 @@ def category_name(raw: Any) -> str:
 
 
 def _text(message: dict[str, Any]) -> str:
-    text = str(message.get("clean_text") or message.get("text") or "").strip()
-    caption = message.get("blip_caption")
-    if caption:
-        text = f"{text} [shares a photo: {caption}]".strip()  # as LoCoMo's turns carry a photo (locomo.turn_text)
-    return text
+    return turn_text(message, text_key="clean_text" if message.get("clean_text") else "text")
 
 
 def _speakers(chat: dict[str, Any], body: dict[str, Any]) -> str:

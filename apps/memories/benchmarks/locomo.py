@@ -44,11 +44,12 @@ def evidence_ids(raw: list[Any]) -> list[str]:
     return ids
 
 
-def turn_text(turn: dict[str, Any]) -> str:
-    text = str(turn.get("text", "")).strip()
+def turn_text(turn: dict[str, Any], *, text_key: str = "text") -> str:
+    """A turn's text, and a shared photo's caption after it: how a chat client hands an image to a text memory
+    (`text_key`: where the set keeps the text; the chats layout's `clean_text`)."""
+    text = str(turn.get(text_key) or "").strip()
     caption = turn.get("blip_caption")
     if caption:
-        # how a chat client hands an image to a text memory: its caption
         text = f"{text} [shares a photo: {caption}]".strip()
     return text
 

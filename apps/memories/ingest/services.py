@@ -419,10 +419,8 @@ def _with_questions_answered(
     replies = [
         event
         for event in events
-        if event.message is not None
-        and event.contact_id is not None
-        and event.event_type == ContextEvent.TYPE_MESSAGE
-        and _session_of(event)
+        if event.event_type == ContextEvent.TYPE_MESSAGE
+        and _session_of(event)  # a message of a contact's conversation
         and [candidate.memory_type for candidate in planned.get(event.pk, [])] in ([], [scoring.EPISODE])
         and is_short_reply(event.content, stored=bool(planned.get(event.pk)))  # nothing but its episode, or nothing
     ]
