@@ -29,6 +29,7 @@ class Turn:
     speaker: str
     content: str
     occurred_at: datetime
+    role: str = ""
 
 
 def messages_turns_before(*, message_ids: Sequence[int], count: int = 1) -> dict[int, list[Turn]]:
@@ -40,8 +41,8 @@ def messages_turns_before(*, message_ids: Sequence[int], count: int = 1) -> dict
         return {}
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT cur.id, p.external_id, p.speaker, p.content, p.occurred_at FROM conversations_message cur "
-            "CROSS JOIN LATERAL (SELECT p.id, p.external_id, p.speaker, p.content, p.occurred_at "
+            "SELECT cur.id, p.external_id, p.speaker, p.content, p.occurred_at, p.role FROM conversations_message cur "
+            "CROSS JOIN LATERAL (SELECT p.id, p.external_id, p.speaker, p.content, p.occurred_at, p.role "
             "  FROM conversations_message p "
             "  WHERE p.conversation_id = cur.conversation_id AND (p.occurred_at, p.id) < (cur.occurred_at, cur.id) "
             "  ORDER BY p.occurred_at DESC, p.id DESC LIMIT %s) p "

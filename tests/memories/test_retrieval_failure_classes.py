@@ -10,6 +10,7 @@ import pytest
 
 from apps.entities.models import Entity
 from apps.memories.benchmarks.datasets import ranked_turns
+from apps.memories.models import Memory
 
 pytestmark = pytest.mark.django_db
 
@@ -559,3 +560,41 @@ def test_a_short_reply_is_remembered_with_the_question_it_answers(api):
     laugh = _search(api, "replies", "shelter car ride")
     assert "S1:6" not in _turns(laugh, "replies")  # "lol" answers nothing: no memory
     assert "S1:9" not in _turns(_search(api, "replies", "Is Jo free for the party on Friday?"), "replies")
+
+
+# yes/no questions about the one replying, answered in a word; then an assistant's "Sure!" to a request
+YES_NO = [
+    (
+        DAY,
+        [
+            ("Mia", "I'm cooking on Saturday. Are you vegetarian?"),
+            ("Jo", "yep!"),
+            ("Mia", "Great. Do you like sushi?"),
+            ("Jo", "nah"),
+            ("Mia", "Do you like tea or coffee?"),  # a choice: a yes picks nothing
+            ("Jo", "yes"),
+        ],
+    ),
+]
+REQUEST = [(DAY, [("", "Can you book a table for two?"), ("", "Sure!")])]
+
+
+def test_a_plain_yes_or_no_to_a_question_about_the_one_replying_states_what_it_answers(api, tenant):
+    """ "Are you vegetarian?" / "yep!" is what "I am vegetarian." says: the rules read that sentence for the
+    user who replied (extraction/answers.py), so the answer is a fact or preference of theirs, linked to the
+    question it answered, and a later question about it finds the fact."""
+    _ingest(api, "yesno", YES_NO)
+    stated = {
+        memory.content: memory
+        for memory in Memory.objects.filter(tenant=tenant, contact__external_id="yesno").exclude(memory_type="episode")
+    }
+    assert set(stated) == {"Jo is vegetarian", "Jo doesn't like sushi"}
+    vegetarian, sushi = stated["Jo is vegetarian"], stated["Jo doesn't like sushi"]
+    assert (vegetarian.memory_type, vegetarian.metadata["answers"]) == ("fact", "yesno:S1:1")
+    assert (sushi.memory_type, sushi.metadata["answers"]) == ("preference", "yesno:S1:3")
+    assert (sushi.metadata["speaker"], sushi.metadata["polarity"]) == ("Jo", -1)
+    body = _search(api, "yesno", "Does Jo eat meat?")
+    assert body["results"][0]["content"] in {"Jo is vegetarian", 'Jo: yep! (answering Mia: "Are you vegetarian?")'}
+    # an assistant's "Sure!" to a user's request states nothing about the contact
+    _ingest(api, "request", REQUEST, roles=("user", "assistant"))
+    assert not Memory.objects.filter(tenant=tenant, contact__external_id="request").exclude(memory_type="episode")

@@ -8,6 +8,11 @@ that comes right after a question of the other speaker is stored as "Emi: It wen
 "How did the interview go?")" — a low-content one only when it is an answer ("yes", "nope", "of course",
 "sounds good"; not "lol"). Ingest finds the turn before (apps/memories/ingest/services.py).
 
+A plain yes or no to a yes/no question about the one replying also states something: "Are you vegetarian?" /
+"yep!" says "I am vegetarian.", "Do you like sushi?" / "nah" says "I don't like sushi." `statement_answered`
+writes that first-person sentence, and ingest runs the rules over it as if the user had typed it, so the
+answer becomes the fact or preference it is ("Jo is vegetarian", "Jo doesn't like sushi"), with its slot.
+
 Neither development set has such replies (LoCoMo: 3 of 5,882 turns, BEAM none): what this changes there is
 measured as no change; it is aimed at chats typed as people type (docs/extraction.md).
 
@@ -58,6 +63,79 @@ def question_asked(text: str) -> str:
     if len(question) > MAX_QUESTION_CHARS:
         question = "…" + question[-MAX_QUESTION_CHARS:].split(" ", 1)[-1]
     return question
+
+
+# a yes/no question to the one replying: its verb, and the first-person sentence a yes or a no makes of it
+_YES_NO_VERBS = {
+    "do": ("I {}", "I don't {}"),
+    "are": ("I am {}", "I am not {}"),
+    "have": ("I have {}", "I haven't {}"),
+    "can": ("I can {}", "I can't {}"),
+    "were": ("I was {}", "I wasn't {}"),
+    "will": ("I will {}", "I won't {}"),
+}
+_YES_NO_QUESTION = re.compile(r"(do|are|have|can|were|will)\s+you\s+(.+?)\s*\?+[!?]*", re.IGNORECASE)
+# what may open the question before its verb: "So, do you…", "Oh and are you…", "Mia, have you…"
+_OPENER = re.compile(
+    r"^(?:(?:so|and|but|oh|ohh|hey|wait|btw|also|ok|okay|well|then|anyway|hmm|um|and so)\b[\s,]*"
+    r"|[^\W\d_]+(?:\s[^\W\d_]+)?,\s*)*",
+    re.IGNORECASE,
+)
+# the asker's side or a choice: whom "me" or "we" means flips with the speaker, and a yes to "tea or coffee?"
+# picks nothing
+_NOT_ANSWERABLE = re.compile(r"\b(?:i|me|my|mine|myself|we|us|our|ours|or)\b", re.IGNORECASE)
+_SECOND_PERSON = {"your": "my", "yours": "mine", "yourself": "myself", "you": "me"}
+_SECOND_PERSON_WORD = re.compile(r"\b(?:your|yours|yourself|you)\b", re.IGNORECASE)
+_YES_TEXT = """
+    yes yeah yea yeh ya yah yep yup yas ye sure definitely absolutely totally exactly correct right true indeed
+    certainly obviously naturally yess
+"""
+_YES_WORDS = frozenset(_YES_TEXT.split())
+_NO_WORDS = frozenset({"no", "nope", "nah", "never", "noo"})
+# the longest first: "of course not" is a no
+_ANSWER_OPENINGS = (
+    (("of", "course", "not"), -1),
+    (("not", "really"), -1),
+    (("no", "way"), -1),
+    (("of", "course"), 1),
+    (("for", "sure"), 1),
+)
+MAX_ANSWERED_WORDS = 12
+
+
+def answer_polarity(reply: str) -> int:
+    """1 when a reply is a plain yes ("yep!", "of course", "Yes, totally"), -1 a plain no ("nope", "not
+    really"), 0 anything else: a hedge ("maybe", "I think so"), both ("yes and no"), no answer word first."""
+    words = [_REPEATS.sub(r"\1", word.replace("\u2019", "'")) for word in _WORD.findall(reply.lower())]
+    opening = next(
+        ((len(phrase), sign) for phrase, sign in _ANSWER_OPENINGS if tuple(words[: len(phrase)]) == phrase), None
+    )
+    if opening is None and words and (words[0] in _YES_WORDS or words[0] in _NO_WORDS):
+        opening = (1, 1 if words[0] in _YES_WORDS else -1)
+    if opening is None:
+        return 0
+    length, polarity = opening
+    contrary = _NO_WORDS if polarity == 1 else _YES_WORDS
+    return 0 if contrary.intersection(words[length:]) else polarity
+
+
+def statement_answered(question: str, reply: str) -> str:
+    """The first-person sentence a plain yes or no to a yes/no question about the one replying states:
+    "Are you vegetarian?" + "yep!" → "I am vegetarian.", "Do you like your job?" + "nope" → "I don't like
+    my job."; "" when the reply is not a plain yes or no, or the question is not of that kind (it asks about
+    the asker or "us", offers a choice, or is longer than MAX_ANSWERED_WORDS words)."""
+    polarity = answer_polarity(reply)
+    if not polarity:
+        return ""
+    match = _YES_NO_QUESTION.fullmatch(_OPENER.sub("", question.strip(), count=1))
+    if match is None:
+        return ""
+    verb, asked = match.group(1).lower(), match.group(2).strip().rstrip(",")
+    if _NOT_ANSWERABLE.search(asked) or len(_WORD.findall(asked)) > MAX_ANSWERED_WORDS:
+        return ""
+    asked = _SECOND_PERSON_WORD.sub(lambda word: _SECOND_PERSON[word.group(0).lower()], asked)
+    yes, no = _YES_NO_VERBS[verb]
+    return (yes if polarity == 1 else no).format(asked) + "."
 
 
 def with_question(reply: str, *, asker: str, question: str) -> str:

@@ -30,7 +30,7 @@ from apps.contacts.services import (
     contacts_get_or_create_many,
 )
 from apps.conversations.models import Message
-from apps.conversations.selectors import messages_turns_before
+from apps.conversations.selectors import Turn, messages_turns_before
 from apps.conversations.services import conversations_get_or_create_many, messages_appended, messages_sessions
 from apps.conversations.window import windows_append
 from apps.core.chunking import semantic_chunks
@@ -43,7 +43,7 @@ from apps.entities.services import entity_aliases_add, entity_aliases_reset
 from apps.memories import scoring
 from apps.memories.dispatch import EXTRACT_EVENTS, bursts_join_schedule, consolidation_schedule, task_queue
 from apps.memories.extraction import ExtractedEntity, extract, salience, slugify
-from apps.memories.extraction.answers import is_short_reply, question_asked, with_question
+from apps.memories.extraction.answers import is_short_reply, question_asked, statement_answered, with_question
 from apps.memories.extraction.dates import format_day, mentioned_dates
 from apps.memories.extraction.rules import MAX_EPISODE_CHARS, MAX_SCAN_CHARS, addressed_names
 from apps.memories.models import ContextEvent
@@ -415,7 +415,9 @@ def _with_questions_answered(
 ) -> dict[Any, list[Candidate]]:
     """A short reply right after a question of the other speaker is remembered with it
     (extraction/answers.py): its episode's text quotes the question, and a low-content answer ("yes!!"),
-    which made no memory, makes that episode. One statement, when the batch holds such a reply."""
+    which made no memory, makes that episode. A user's plain yes or no to a question about them also states
+    what it answers ("Are you vegetarian?" / "yep" → "Jo is vegetarian"). One statement, when the batch
+    holds such a reply."""
     replies = [
         event
         for event in events
@@ -432,37 +434,67 @@ def _with_questions_answered(
         message = event.message
         assert message is not None
         previous = before.get(message.pk, [])
-        if not previous or (previous[0].speaker and previous[0].speaker == message.speaker):
+        if not previous or _same_speaker(previous[0], message):
             continue
         question = question_asked(previous[0].content)
         if not question:
             continue
         metadata = {"answers": previous[0].external_id}
-        existing = planned.get(event.pk, [])
-        if existing:
-            answered[event.pk] = [
-                replace(
-                    candidate,
-                    content=with_question(candidate.content, asker=previous[0].speaker, question=question),
-                    metadata={**candidate.metadata, **metadata},
-                )
-                for candidate in existing
-            ]
-            continue
-        content = with_question(turn_line(message.speaker, event.content), asker=previous[0].speaker, question=question)
-        speaker_entity = _speaker_entity(message.speaker)
-        answered[event.pk] = [
-            Candidate(
-                memory_type=scoring.EPISODE,
-                content=content,
-                salience=salience(content, has_entity=False),
-                entities=(speaker_entity,) if speaker_entity is not None else (),
-                metadata={"speaker": message.speaker, **metadata} if message.speaker else metadata,
-                source_session_id=_session_id(event),
-                index_terms=_episode_dates(event.content, message.occurred_at),
+        quoted = [
+            replace(
+                candidate,
+                content=with_question(candidate.content, asker=previous[0].speaker, question=question),
+                metadata={**candidate.metadata, **metadata},
             )
-        ]
+            for candidate in planned.get(event.pk, [])
+        ] or [_answer_episode(event, message, asker=previous[0].speaker, question=question, metadata=metadata)]
+        answered[event.pk] = quoted + _answer_statements(event, message, question=question, metadata=metadata)
     return answered
+
+
+def _same_speaker(first: Turn, second: Message) -> bool:
+    """Two turns by one speaker: the same name, or, unnamed, the same role (a user's two messages)."""
+    if first.speaker or second.speaker:
+        return first.speaker == second.speaker
+    return first.role == second.role
+
+
+def _answer_episode(
+    event: ContextEvent, message: Message, *, asker: str, question: str, metadata: dict[str, Any]
+) -> Candidate:
+    """The episode of a low-content answer extraction did not store: 'Jo: yes!! (answering Mia: "…")'."""
+    content = with_question(turn_line(message.speaker, event.content), asker=asker, question=question)
+    speaker_entity = _speaker_entity(message.speaker)
+    return Candidate(
+        memory_type=scoring.EPISODE,
+        content=content,
+        salience=salience(content, has_entity=False),
+        entities=(speaker_entity,) if speaker_entity is not None else (),
+        metadata={"speaker": message.speaker, **metadata} if message.speaker else metadata,
+        source_session_id=_session_id(event),
+        index_terms=_episode_dates(event.content, message.occurred_at),
+    )
+
+
+def _answer_statements(
+    event: ContextEvent, message: Message, *, question: str, metadata: dict[str, Any]
+) -> list[Candidate]:
+    """The facts and preferences a user's plain yes or no states: the rules read the sentence it amounts to
+    ("Do you like sushi?" / "nah" → "I don't like sushi.") as if the user had typed it. An assistant's "Sure!"
+    to a user's "Can you book it?" states nothing about the contact."""
+    if message.role != Message.ROLE_USER:
+        return []
+    statement = statement_answered(question, event.content)
+    if not statement:
+        return []
+    found = _candidates_for_text(
+        text=statement, role=message.role, speaker=message.speaker, is_tenant_scope=False, session_id=_session_id(event)
+    )
+    return [
+        replace(candidate, metadata={**candidate.metadata, **metadata})
+        for candidate in found
+        if candidate.memory_type != scoring.EPISODE  # the reply's own episode quotes the question
+    ]
 
 
 def event_extract(*, event: ContextEvent, actor: str, now: datetime | None = None) -> list[dict[str, Any]]:

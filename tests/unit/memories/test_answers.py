@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from apps.memories.extraction.answers import MAX_QUESTION_CHARS, is_short_reply, question_asked, with_question
+from apps.memories.extraction.answers import (
+    MAX_QUESTION_CHARS,
+    answer_polarity,
+    is_short_reply,
+    question_asked,
+    statement_answered,
+    with_question,
+)
 
 
 @pytest.mark.parametrize("text", ["It went great!", "Tokyo!", "not yet", "I did", "Totally! Bye Nate!"])
@@ -50,3 +57,59 @@ def test_the_last_question_of_the_turn_is_the_one_answered():
 def test_the_reply_quotes_the_question_and_who_asked_it():
     assert with_question("Jo: yes!!", asker="Mia", question="Coming?") == 'Jo: yes!! (answering Mia: "Coming?")'
     assert with_question("yes", asker="", question="Coming?") == 'yes (answering "Coming?")'
+
+
+@pytest.mark.parametrize(
+    ("reply", "polarity"),
+    [
+        ("yes", 1),
+        ("Yesss!!", 1),
+        ("of course", 1),
+        ("Sure thing", 1),
+        ("for sure!", 1),
+        ("nope", -1),
+        ("Not really", -1),
+        ("of course not", -1),  # the longer opening wins
+        ("No way!", -1),
+        ("yes and no", 0),  # both
+        ("maybe", 0),  # a hedge
+        ("I think so", 0),
+        ("lol", 0),
+        ("", 0),
+    ],
+)
+def test_a_plain_yes_or_no_is_told_from_a_hedge(reply, polarity):
+    assert answer_polarity(reply) == polarity
+
+
+@pytest.mark.parametrize(
+    ("question", "reply", "statement"),
+    [
+        ("Are you vegetarian?", "yep!", "I am vegetarian."),
+        ("Do you like sushi?", "nah", "I don't like sushi."),
+        ("So, do you have a dog?", "Yes, two", "I have a dog."),  # an opener before the verb
+        ("Mia, have you been to Paris?", "of course", "I have been to Paris."),  # a name addressed
+        ("Oh and can you swim??", "Not really", "I can't swim."),
+        ("Do you enjoy hiking with your dad?", "Absolutely!", "I enjoy hiking with my dad."),  # your → my
+    ],
+)
+def test_a_yes_or_no_to_a_question_about_the_one_replying_is_what_they_would_have_said(question, reply, statement):
+    assert statement_answered(question, reply) == statement
+
+
+@pytest.mark.parametrize(
+    ("question", "reply"),
+    [
+        ("Are you coming?", "maybe"),  # not a plain answer
+        ("Do you like tea or coffee?", "yes"),  # a choice: a yes picks nothing
+        ("Do you miss me?", "yes"),  # about the asker: whom "me" means flips with the speaker
+        ("Are we still on for Friday?", "yes"),
+        ("How are you?", "yes"),  # not a yes/no question
+        ("Is it raining?", "yes"),  # not about the one replying
+        ("Did you go?", "yes"),  # "I did go." tells the rules nothing
+        ("Do you?", "yes"),  # nothing asked
+        ("Do you " + "really " * 12 + "like it?", "yes"),  # too long to restate
+    ],
+)
+def test_other_questions_and_replies_state_nothing(question, reply):
+    assert statement_answered(question, reply) == ""
