@@ -904,8 +904,20 @@ def test_addressing_someone_is_not_a_mention(text, names):
         ("Nah, I'm good. Thanks, Deb!", ["Deb"]),
         ("Hopefully, it works out this time.", []),
         ("Great game! Woohoo! See you, Cal.", ["Cal"]),
+        ("I'll keep you posted. Ttyl, Bye!", []),  # a sign-off after a comma is no one's name
+        ("Sounds good, Thanks!", []),
     ],
-    ids=["thanks-comma", "hey", "after-comma", "interjection", "interjection-then-name", "adverb", "many-sentences"],
+    ids=[
+        "thanks-comma",
+        "hey",
+        "after-comma",
+        "interjection",
+        "interjection-then-name",
+        "adverb",
+        "many-sentences",
+        "sign-off",
+        "thanks-after-comma",
+    ],
 )
 def test_an_alias_is_learned_from_a_name_that_does_not_open_its_sentence(text, names):
     # a word that opens its sentence followed by "!" or "," is as often an interjection as a name

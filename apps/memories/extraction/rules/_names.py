@@ -171,7 +171,9 @@ def addressed_names(text: str) -> list[str]:
     names = [
         name
         for start, name in _name_runs(text, _case_mode(text))
-        if _is_vocative(text, start, name) and not _opens_sentence(text, start)
+        if _is_vocative(text, start, name)
+        and not _opens_sentence(text, start)
+        and _fold(name).lower() not in _GREETINGS  # "Ttyl, Bye!", "Sounds good, Thanks!": a sign-off, no one
     ]
     return list(dict.fromkeys(names))
 
