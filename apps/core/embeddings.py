@@ -549,7 +549,13 @@ def content_hash(text: str) -> str:
     return hashlib.sha256(normalise_for_hash(text).encode()).hexdigest()
 
 
+# in a memory's index terms, what follows this is searched and not embedded (the places it names and what
+# contains them: apps/memories/extraction/places.py)
+INDEX_ONLY_SEPARATOR = "|"
+
+
 def memory_text(*, content: str, index_terms: str = "") -> str:
     """What a memory's embedding is computed from: its content, led by its index terms (an episode's
-    date) when it has some — the same words its full-text entry holds."""
-    return f"({index_terms}) {content}" if index_terms else content
+    date) when it has some — the words of its full-text entry but those after INDEX_ONLY_SEPARATOR."""
+    embedded = index_terms.partition(INDEX_ONLY_SEPARATOR)[0].strip()
+    return f"({embedded}) {content}" if embedded else content

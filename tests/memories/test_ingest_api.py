@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+from io import StringIO
+
 import numpy as np
 import pytest
+from django.core.management import call_command
 
 from apps.contacts.models import Contact
 from apps.conversations.models import Message
@@ -364,6 +367,35 @@ def test_an_episode_is_also_indexed_with_the_days_it_names(api, tenant):
     assert episode.index_terms == "17 March 2022 16 March 2022"
     # "what did he do on March 16?" matches the day the bowling happened, not only the day it was told
     assert Memory.objects.filter(pk=episode.pk, search_vector="16 march 2022").exists()
+
+
+def test_a_memory_is_indexed_with_the_places_it_names_and_what_contains_them(api, tenant):
+    """ "a beach in Tampa" answers "Which state did Nate visit?": the episode's full-text entry holds `city
+    Florida state USA America` after its date (extraction/places.py); its embedding is of the date and text
+    only. An edited text is indexed with its own places; `reindex_places` indexes memories written before."""
+    text = "I took my turtles to the beach in Tampa yesterday!"
+    response = ingest(api, text, message_id="t1", contact="c", conversation="v", occurred_at="2023-05-08T13:56:00Z")
+    assert response.status_code == 202
+    episode = Memory.objects.get(tenant=tenant, memory_type="episode")
+    assert episode.index_terms == "8 May 2023 7 May 2023 | city Florida state USA America"
+    assert Memory.objects.filter(pk=episode.pk, search_vector="florida state").exists()
+    from apps.core.embeddings import get_embedder
+
+    dated = get_embedder().embed_batch([f"(8 May 2023 7 May 2023) {episode.content}"])[0]
+    assert np.dot(np.asarray(episode.embedding), dated) == pytest.approx(1.0, abs=1e-4)
+
+    patched = api.patch(f"/api/v1/memories/{episode.pk}", {"content": "We drove to Boston instead."}, format="json")
+    assert patched.status_code == 200, patched.content
+    episode.refresh_from_db()
+    assert episode.index_terms == "8 May 2023 7 May 2023 | city Massachusetts state USA America"
+
+    # a memory written before places were indexed gets them from the command
+    Memory.objects.filter(pk=episode.pk).update(index_terms="8 May 2023 7 May 2023")
+    out = StringIO()
+    call_command("reindex_places", "--tenant", tenant.slug, stdout=out)
+    assert "Done: 1 of 1 memories name a place" in out.getvalue()
+    episode.refresh_from_db()
+    assert episode.index_terms == "8 May 2023 7 May 2023 | city Massachusetts state USA America"
 
 
 def test_reembed_keeps_the_episode_date_in_the_embedding(api, tenant):

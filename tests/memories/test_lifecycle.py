@@ -544,6 +544,21 @@ def test_a_joined_burst_keeps_the_days_its_parts_name(tenant):
     assert joined.index_terms == "2 January 2026 1 January 2026"
 
 
+def test_a_joined_burst_keeps_the_places_its_parts_name(tenant):
+    """Place words follow the days in the index terms (extraction/places.py): a joined burst holds its parts'
+    days and places, still searched and not embedded."""
+    chat = [("Sam", "I flew to Boston yesterday.", 0), ("Sam", "Then on to Rome!", 20), ("Ava", "Lucky you!", 40)]
+    for index, (speaker, text, at) in enumerate(chat, start=1):
+        at = T0 + timedelta(days=1, seconds=at)
+        ingest(tenant, "sam", text, f"d{index}", at, conversation="chat", speaker=speaker)
+    conversation = Conversation.objects.get(tenant=tenant, external_id="chat")
+    assert conversation_consolidate(conversation_id=str(conversation.pk))["bursts"] == 1
+    joined = Memory.objects.get(tenant=tenant, memory_type="episode", valid_to__isnull=True, source_message_ids__len=2)
+    assert joined.index_terms == (
+        "2 January 2026 1 January 2026 | city Massachusetts state USA America Italy Europe European"
+    )
+
+
 def test_a_live_chats_closed_bursts_are_joined_seconds_after_the_open_one_is_not(tenant):
     """The worker joins the bursts the latest messages closed (the other speaker answered), not the last one
     (its speaker may go on): that waits for the next message or the deferred consolidation."""

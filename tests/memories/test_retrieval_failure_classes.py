@@ -598,3 +598,32 @@ def test_a_plain_yes_or_no_to_a_question_about_the_one_replying_states_what_it_a
     # an assistant's "Sure!" to a user's request states nothing about the contact
     _ingest(api, "request", REQUEST, roles=("user", "assistant"))
     assert not Memory.objects.filter(tenant=tenant, contact__external_id="request").exclude(memory_type="episode")
+
+
+# Nate's trip names a city, not its state; Joanna's cousin's trip says "states" and names none
+PLACES = [
+    (
+        DAY,
+        [
+            ("Nate", "I took my turtles to the beach in Tampa yesterday!"),
+            ("Joanna", "Aww, I bet they loved the sand."),
+            ("Joanna", "My cousin just went on a road trip across three states."),
+            ("Nate", "Road trips are the best, I want to do one next year."),
+            ("Joanna", "She said the state parks were gorgeous."),
+            ("Nate", "Did you finish the screenplay?"),
+        ],
+    ),
+]
+
+
+def test_a_question_about_a_state_finds_the_turn_that_names_one_of_its_cities(api):
+    """ "Which state did Nate visit?" shares no word with "the beach in Tampa": the turn is indexed with
+    `city Florida state USA America` (extraction/places.py), so the question's "state" is a keyword match for
+    it — the strongest of the chat: the turns that say "state" or "states" about something else name no Nate.
+    (In a chat this small the fitted ranker still puts Nate's road-trip turn first: cosine and speaker.)"""
+    _ingest(api, "places", PLACES)
+    body = _search(api, "places", "Which state did Nate visit?")
+    bm25 = {row["sources"][0].removeprefix("places:"): row["explain"]["bm25"] for row in body["results"]}
+    tampa = next(row for row in body["results"] if row["sources"] == ["places:S1:1"])
+    assert "keyword" in tampa["explain"]["found_by"]
+    assert max(bm25, key=lambda turn: bm25[turn]) == "S1:1"  # before: the "states" turns' (0.53 against 1.19)

@@ -10,7 +10,9 @@ from django.utils import timezone
 from apps.core.embeddings import content_hash
 from apps.core.exceptions import ApplicationError
 from apps.memories import scoring
+from apps.memories.extraction.places import with_places
 from apps.memories.models import Memory, MemoryRevision
+from apps.memories.models.memory import INDEX_TERMS_LENGTH
 from apps.memories.store.revisions import memory_snapshot, revision_record
 from apps.memories.store.writing import (
     EMBEDDING_FIELDS,
@@ -60,8 +62,10 @@ def memory_edit(
             if content != memory.content:
                 memory.content = content
                 memory.content_hash = content_hash(content)
+                # its days stay (when it happened did not change), its places are the new text's
+                memory.index_terms = with_places(memory.index_terms, content, limit=INDEX_TERMS_LENGTH)
                 memories_vectors_refresh([memory])
-                fields += ["content", "content_hash", *EMBEDDING_FIELDS]
+                fields += ["content", "content_hash", "index_terms", *EMBEDDING_FIELDS]
         if importance is not None:
             if not 0.0 <= importance <= 1.0:
                 raise ApplicationError("importance must be between 0 and 1.", details={"importance": ["0..1"]})

@@ -29,6 +29,7 @@ from apps.core.vectors import vector_from_send
 from apps.entities.services import EntityLike, entity_upsert_many
 from apps.memories import scoring
 from apps.memories.extraction.cleaning import is_export_placeholder
+from apps.memories.extraction.places import with_places
 from apps.memories.extraction.rules import instruction_condition
 from apps.memories.models import Memory, MemoryEntity, MemoryRevision
 from apps.memories.models.memory import INDEX_TERMS_LENGTH
@@ -60,7 +61,7 @@ class Candidate:
     importance: float | None = None  # explicit (API add, pattern): skips the novelty/salience formula
     is_pinned: bool = False
     source_session_id: str = ""  # the conversation it came from (session compression and retrieval group by it)
-    index_terms: str = ""  # indexed and embedded with the content (an episode's date)
+    index_terms: str = ""  # indexed and embedded with the content (an episode's date); places are added on insert
     decay_rate: float | None = None  # overrides the type's default (session summaries decay like episodes)
     key: str = ""  # a client's keyed record (editing.memory_put): stored as given, never a duplicate or a correction
     context_words: str = ""  # an episode's context words, stored as its context_vector (sessions_context_words)
@@ -755,7 +756,10 @@ def _write_one(
         valid_from=occurred_at,
         slot=candidate.slot[:120],
         key=candidate.key,
-        index_terms=candidate.index_terms[:INDEX_TERMS_LENGTH],
+        # the days it is about (embedded too), then the places it names and what contains them (searched only)
+        index_terms=with_places(
+            candidate.index_terms[:INDEX_TERMS_LENGTH], candidate.content, limit=INDEX_TERMS_LENGTH
+        ),
         source_session_id=candidate.source_session_id,
         is_pinned=candidate.is_pinned,
         expires_at=candidate.expires_at,

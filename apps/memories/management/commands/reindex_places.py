@@ -1,0 +1,33 @@
+from argparse import ArgumentParser
+from typing import Any
+
+from django.core.management.base import CommandError
+from tqdm import tqdm
+
+from apps.core.commands import DatabaseCommand
+from apps.memories.models import Memory
+from apps.memories.store.reembed import places_reindex
+from apps.tenants.models import Tenant
+
+
+class Command(DatabaseCommand):
+    help = (
+        "Index memories with the places they name and what contains them (apps/memories/extraction/places.py), "
+        "as ingest does since it learnt to: for memories written before."
+    )
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("--tenant", help="tenant slug (default: all tenants)")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        tenant = None
+        if options["tenant"]:
+            tenant = Tenant.objects.filter(slug=options["tenant"]).first()
+            if tenant is None:
+                raise CommandError(f"No tenant with slug '{options['tenant']}'.")
+        memories = Memory.objects.all() if tenant is None else Memory.objects.filter(tenant=tenant)
+        total = memories.count()
+        self.stdout.write(f"Indexing the places of {total} memories")
+        with tqdm(total=total, unit="memory", file=self.stdout) as bar:
+            changed = places_reindex(tenant=tenant, progress=bar.update)
+        self.stdout.write(self.style.SUCCESS(f"Done: {changed} of {total} memories name a place"))
