@@ -45,3 +45,21 @@ def test_every_command_that_reads_the_database_checks_its_migrations():
     commands = get_commands()
     for name in database_commands:
         assert isinstance(load_command_class(commands[name], name), DatabaseCommand), name
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["reembed", "--tenant", "nope"],
+        ["reindex_places", "--tenant", "nope"],
+        ["retry_extraction", "--tenant", "nope"],
+        ["relearn_aliases", "--tenant", "nope"],
+        ["run_consolidation", "nope"],
+        ["api_key_create", "nope"],
+    ],
+    ids=lambda arguments: arguments[0],
+)
+def test_a_command_given_a_tenant_that_does_not_exist_says_so(arguments):
+    with pytest.raises(CommandError, match=r"^No tenant with slug 'nope'\.$"):
+        call_command(*arguments, stdout=io.StringIO())

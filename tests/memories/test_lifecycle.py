@@ -531,32 +531,30 @@ def test_a_speakers_burst_of_messages_becomes_one_episode(tenant):
     assert conversation_consolidate(conversation_id=str(conversation.pk))["bursts"] == 0
 
 
-def test_a_joined_burst_keeps_the_days_its_parts_name(tenant):
-    """Index terms are dates joined by spaces: joined word by word, '2 January 2026' + '1 January 2026' (what
-    "yesterday" names) became '2 January 2026 1', and "what did Sam do on 1 January?" missed the burst."""
-    chat = [("Sam", "I went to the concert yesterday.", 0), ("Sam", "Ava came too!", 20), ("Ava", "Lucky you!", 40)]
+@pytest.mark.parametrize(
+    ("first", "second", "terms"),
+    [
+        # joined word by word, '2 January 2026' + '1 January 2026' (what "yesterday" names) became '2 January
+        # 2026 1', and "what did Sam do on 1 January?" missed the burst
+        ("I went to the concert yesterday.", "Ava came too!", "2 January 2026 1 January 2026"),
+        # the places its parts name follow the days, still searched and not embedded (extraction/places.py)
+        (
+            "I flew to Boston yesterday.",
+            "Then on to Rome!",
+            "2 January 2026 1 January 2026 | city Massachusetts state USA America Italy Europe European",
+        ),
+    ],
+    ids=["days", "places"],
+)
+def test_a_joined_burst_keeps_the_days_and_places_its_parts_name(tenant, first, second, terms):
+    chat = [("Sam", first, 0), ("Sam", second, 20), ("Ava", "Lucky you!", 40)]
     for index, (speaker, text, at) in enumerate(chat, start=1):
         at = T0 + timedelta(days=1, seconds=at)
         ingest(tenant, "sam", text, f"d{index}", at, conversation="chat", speaker=speaker)
     conversation = Conversation.objects.get(tenant=tenant, external_id="chat")
     assert conversation_consolidate(conversation_id=str(conversation.pk))["bursts"] == 1
     joined = Memory.objects.get(tenant=tenant, memory_type="episode", valid_to__isnull=True, source_message_ids__len=2)
-    assert joined.index_terms == "2 January 2026 1 January 2026"
-
-
-def test_a_joined_burst_keeps_the_places_its_parts_name(tenant):
-    """Place words follow the days in the index terms (extraction/places.py): a joined burst holds its parts'
-    days and places, still searched and not embedded."""
-    chat = [("Sam", "I flew to Boston yesterday.", 0), ("Sam", "Then on to Rome!", 20), ("Ava", "Lucky you!", 40)]
-    for index, (speaker, text, at) in enumerate(chat, start=1):
-        at = T0 + timedelta(days=1, seconds=at)
-        ingest(tenant, "sam", text, f"d{index}", at, conversation="chat", speaker=speaker)
-    conversation = Conversation.objects.get(tenant=tenant, external_id="chat")
-    assert conversation_consolidate(conversation_id=str(conversation.pk))["bursts"] == 1
-    joined = Memory.objects.get(tenant=tenant, memory_type="episode", valid_to__isnull=True, source_message_ids__len=2)
-    assert joined.index_terms == (
-        "2 January 2026 1 January 2026 | city Massachusetts state USA America Italy Europe European"
-    )
+    assert joined.index_terms == terms
 
 
 def test_a_live_chats_closed_bursts_are_joined_seconds_after_the_open_one_is_not(tenant):
@@ -647,6 +645,28 @@ def test_a_deactivated_tenant_is_not_consolidated_so_its_deletion_meets_no_worke
     assert lost_consolidations_requeue() == 1
     assert conversation_consolidate(conversation_id=str(conversation.pk)) != {}
     assert ConsolidationRun.objects.filter(tenant=tenant, kind="deferred", status="done").count() == 1
+
+
+@pytest.mark.django_db(transaction=True)  # autocommit, as the worker runs: a foreign key is checked at commit
+def test_a_contact_erased_while_its_conversation_is_consolidated_ends_the_run_without_an_error(tenant, monkeypatch):
+    """An erasure that commits between the run's read of its conversation and its first write (its run row)
+    left the worker's task failing with an IntegrityError on every such race (seen erasing a contact while 19
+    of its conversations were consolidated: 2 of 4 tries). The run now ends as for a conversation already
+    gone. The erasure is the real one, committed at that moment."""
+    from apps.contacts.services.crud import contact_delete
+    from apps.memories.lifecycle import runs
+
+    ingest(tenant, "arjun", "I live in Pune and my dog Bruno is a beagle", "a1", T0)
+    conversation = Conversation.objects.get(tenant=tenant)
+    real_run_logged = runs.run_logged
+
+    def erased_first(**kwargs):
+        contact_delete(contact=conversation.contact, actor="test")  # what the concurrent erasure committed
+        return real_run_logged(**kwargs)
+
+    monkeypatch.setattr(deferred, "run_logged", erased_first)
+    assert conversation_consolidate(conversation_id=str(conversation.pk)) == {}
+    assert not Conversation.objects.filter(pk=conversation.pk).exists()
 
 
 def test_consolidation_is_debounced_per_conversation(tenant):

@@ -14,7 +14,7 @@ import re
 from datetime import timedelta
 from typing import Any
 
-from django.db import connection
+from django.db import IntegrityError, connection
 from django.db.models import Q
 from django.utils import timezone
 
@@ -403,6 +403,18 @@ def conversation_consolidate(*, conversation_id: str) -> dict[str, int]:
         return {}
     # started, not finished: a turn that arrives during the run is later than this and queues the next run
     Conversation.objects.filter(pk=conversation.pk).update(consolidated_at=timezone.now())
+    try:
+        return _conversation_consolidate(conversation)
+    except IntegrityError:
+        if Conversation.objects.filter(pk=conversation.pk).exists():
+            raise
+        # its contact was erased meanwhile (contact_delete commits between two of this run's writes): a row
+        # written for it failed its foreign key; nothing of the contact is left to consolidate
+        logger.info("Conversation %s was erased during its consolidation: run ended", conversation_id)
+        return {}
+
+
+def _conversation_consolidate(conversation: Conversation) -> dict[str, int]:
     with run_logged(
         kind=ConsolidationRun.KIND_DEFERRED, tenant=conversation.tenant, contact=conversation.contact
     ) as stats:

@@ -1,13 +1,12 @@
 from argparse import ArgumentParser
 from typing import Any
 
-from django.core.management.base import CommandError
 from tqdm import tqdm
 
 from apps.core.commands import DatabaseCommand
 from apps.core.embeddings import get_embedder
 from apps.memories.store.reembed import reembed, reembed_queryset
-from apps.tenants.models import Tenant
+from apps.tenants.commands import tenant_named
 
 
 class Command(DatabaseCommand):
@@ -18,11 +17,7 @@ class Command(DatabaseCommand):
         parser.add_argument("--all", action="store_true", help="re-embed everything, not only other models' vectors")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        tenant = None
-        if options["tenant"]:
-            tenant = Tenant.objects.filter(slug=options["tenant"]).first()
-            if tenant is None:
-                raise CommandError(f"No tenant with slug '{options['tenant']}'.")
+        tenant = tenant_named(options["tenant"]) if options["tenant"] else None
         memories, chunks = reembed_queryset(tenant=tenant, everything=options["all"])
         total = memories.count() + chunks.count()
         self.stdout.write(f"Re-embedding {total} rows with {get_embedder().name}")

@@ -1,13 +1,12 @@
 from argparse import ArgumentParser
 from typing import Any
 
-from django.core.management.base import CommandError
 from tqdm import tqdm
 
 from apps.core.commands import DatabaseCommand
 from apps.memories.models import Memory
 from apps.memories.store.reembed import places_reindex
-from apps.tenants.models import Tenant
+from apps.tenants.commands import tenant_named
 
 
 class Command(DatabaseCommand):
@@ -20,11 +19,7 @@ class Command(DatabaseCommand):
         parser.add_argument("--tenant", help="tenant slug (default: all tenants)")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        tenant = None
-        if options["tenant"]:
-            tenant = Tenant.objects.filter(slug=options["tenant"]).first()
-            if tenant is None:
-                raise CommandError(f"No tenant with slug '{options['tenant']}'.")
+        tenant = tenant_named(options["tenant"]) if options["tenant"] else None
         memories = Memory.objects.all() if tenant is None else Memory.objects.filter(tenant=tenant)
         total = memories.count()
         self.stdout.write(f"Indexing the places of {total} memories")

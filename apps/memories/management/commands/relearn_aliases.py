@@ -7,12 +7,12 @@ taken for a speaker's name) stay until then. Only contacts whose entities learne
 from argparse import ArgumentParser
 from typing import Any
 
-from django.core.management.base import CommandError
 from tqdm import tqdm
 
 from apps.contacts.models import Contact
 from apps.core.commands import DatabaseCommand
 from apps.memories.ingest.services import speaker_aliases_relearn
+from apps.tenants.commands import tenant_named
 from apps.tenants.models import Tenant
 
 
@@ -25,9 +25,7 @@ class Command(DatabaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         tenants = Tenant.objects.order_by("slug")
         if options["tenant"]:
-            tenants = tenants.filter(slug=options["tenant"])
-            if not tenants.exists():
-                raise CommandError(f"No tenant with slug '{options['tenant']}'.")
+            tenants = tenants.filter(pk=tenant_named(options["tenant"]).pk)
         for tenant in tenants:
             contacts = list(
                 Contact.objects.filter(

@@ -7,13 +7,12 @@ run this: the messages are in the ledger, only their memories are missing. `--dr
 from argparse import ArgumentParser
 from typing import Any
 
-from django.core.management.base import CommandError
 from tqdm import tqdm
 
 from apps.core.commands import DatabaseCommand
 from apps.memories.lifecycle.deferred import MAX_EXTRACTION_ATTEMPTS, exhausted_events_retry
 from apps.memories.models import ContextEvent
-from apps.tenants.models import Tenant
+from apps.tenants.commands import tenant_named
 
 CHUNK = 100
 
@@ -28,10 +27,7 @@ class Command(DatabaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         events = ContextEvent.objects.filter(extracted_at__isnull=True, attempts__gte=MAX_EXTRACTION_ATTEMPTS)
         if options["tenant"]:
-            tenant = Tenant.objects.filter(slug=options["tenant"]).first()
-            if tenant is None:
-                raise CommandError(f"No tenant with slug '{options['tenant']}'.")
-            events = events.filter(tenant=tenant)
+            events = events.filter(tenant=tenant_named(options["tenant"]))
         ids = list(events.order_by("created_at", "pk").values_list("pk", flat=True))
         self.stdout.write(f"{len(ids)} events spent their {MAX_EXTRACTION_ATTEMPTS} attempts")
         if options["dry_run"] or not ids:

@@ -11,7 +11,7 @@ from apps.conversations.models import Conversation
 from apps.core.commands import DatabaseCommand
 from apps.memories.lifecycle import deferred, processor, session_flush
 from apps.memories.lifecycle.periodic import tenant_consolidate
-from apps.tenants.models import Tenant
+from apps.tenants.commands import tenant_named
 
 JOBS = ("periodic", "deferred", "processor", "flush")
 
@@ -29,9 +29,7 @@ class Command(DatabaseCommand):
         parser.add_argument("--now", help="ISO datetime to run as (a controlled clock), default: now")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        tenant = Tenant.objects.filter(slug=options["tenant"]).first()
-        if tenant is None:
-            raise CommandError(f"No tenant with slug '{options['tenant']}'.")
+        tenant = tenant_named(options["tenant"])
         now = parse_datetime(options["now"]) if options["now"] else timezone.now()
         if now is None:
             raise CommandError("--now must be an ISO datetime, e.g. 2026-01-31T12:00:00Z")

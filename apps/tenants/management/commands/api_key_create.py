@@ -5,7 +5,7 @@ from django.core.management.base import CommandError
 
 from apps.core.commands import DatabaseCommand
 from apps.core.exceptions import ApplicationError
-from apps.tenants.models import Tenant
+from apps.tenants.commands import tenant_named
 from apps.tenants.services import api_key_create
 
 
@@ -18,9 +18,7 @@ class Command(DatabaseCommand):
         parser.add_argument("--scopes", default="read,write", help="comma-separated: read,write")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        tenant = Tenant.objects.filter(slug=options["tenant_slug"]).first()
-        if tenant is None:
-            raise CommandError(f"No tenant with slug '{options['tenant_slug']}'.")
+        tenant = tenant_named(options["tenant_slug"])
         try:
             issued = api_key_create(tenant=tenant, name=options["name"], scopes=options["scopes"].split(","))
         except ApplicationError as exc:
