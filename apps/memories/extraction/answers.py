@@ -83,9 +83,14 @@ _OPENER = re.compile(
 )
 # the asker's side or a choice: whom "me" or "we" means flips with the speaker, and a yes to "tea or coffee?"
 # picks nothing
-_NOT_ANSWERABLE = re.compile(r"\b(?:i|me|my|mine|myself|we|us|our|ours|or)\b", re.IGNORECASE)
-_SECOND_PERSON = {"your": "my", "yours": "mine", "yourself": "myself", "you": "me"}
-_SECOND_PERSON_WORD = re.compile(r"\b(?:your|yours|yourself|you)\b", re.IGNORECASE)
+# the asker's side, a choice, or a word that points at what was said before ("Do you have any recipes for
+# that?" / "Yes!" states nothing on its own), or a second "you" ("books you love": whom it names is lost)
+_NOT_ANSWERABLE = re.compile(
+    r"\b(?:i|me|my|mine|myself|we|us|our|ours|or|it|that|this|these|those|them|there|you|yourself)\b", re.IGNORECASE
+)
+_ANY = re.compile(r"\bany\b", re.IGNORECASE)  # "Do you have any tips?" / "Yes": how many, of what, is not said
+_SECOND_PERSON = {"your": "my", "yours": "mine"}
+_SECOND_PERSON_WORD = re.compile(r"\b(?:your|yours)\b", re.IGNORECASE)
 _YES_TEXT = """
     yes yeah yea yeh ya yah yep yup yas ye sure definitely absolutely totally exactly correct right true indeed
     certainly obviously naturally yess
@@ -123,7 +128,8 @@ def statement_answered(question: str, reply: str) -> str:
     """The first-person sentence a plain yes or no to a yes/no question about the one replying states:
     "Are you vegetarian?" + "yep!" → "I am vegetarian.", "Do you like your job?" + "nope" → "I don't like
     my job."; "" when the reply is not a plain yes or no, or the question is not of that kind (it asks about
-    the asker or "us", offers a choice, or is longer than MAX_ANSWERED_WORDS words)."""
+    the asker or "us", offers a choice, points at what was said before ("for that?", "been there?"), says
+    "you" twice, is a yes to "any …?", or is longer than MAX_ANSWERED_WORDS words)."""
     polarity = answer_polarity(reply)
     if not polarity:
         return ""
@@ -133,6 +139,8 @@ def statement_answered(question: str, reply: str) -> str:
     verb, asked = match.group(1).lower(), match.group(2).strip().rstrip(",")
     if _NOT_ANSWERABLE.search(asked) or len(_WORD.findall(asked)) > MAX_ANSWERED_WORDS:
         return ""
+    if polarity == 1 and _ANY.search(asked):
+        return ""  # a no to it is whole: "I don't have any pets."
     asked = _SECOND_PERSON_WORD.sub(lambda word: _SECOND_PERSON[word.group(0).lower()], asked)
     yes, no = _YES_NO_VERBS[verb]
     return (yes if polarity == 1 else no).format(asked) + "."

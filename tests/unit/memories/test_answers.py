@@ -91,6 +91,7 @@ def test_a_plain_yes_or_no_is_told_from_a_hedge(reply, polarity):
         ("Mia, have you been to Paris?", "of course", "I have been to Paris."),  # a name addressed
         ("Oh and can you swim??", "Not really", "I can't swim."),
         ("Do you enjoy hiking with your dad?", "Absolutely!", "I enjoy hiking with my dad."),  # your → my
+        ("Do you have any pets?", "nope", "I don't have any pets."),  # a no to "any" is whole
     ],
 )
 def test_a_yes_or_no_to_a_question_about_the_one_replying_is_what_they_would_have_said(question, reply, statement):
@@ -108,7 +109,12 @@ def test_a_yes_or_no_to_a_question_about_the_one_replying_is_what_they_would_hav
         ("Is it raining?", "yes"),  # not about the one replying
         ("Did you go?", "yes"),  # "I did go." tells the rules nothing
         ("Do you?", "yes"),  # nothing asked
-        ("Do you " + "really " * 12 + "like it?", "yes"),  # too long to restate
+        ("Do you " + "really " * 12 + "like sushi?", "yes"),  # too long to restate
+        # seen on LoCoMo sent as bursts: "Sam has any recipes for that", "Tim has any favorite books them love…"
+        ("Do you have any recipes for that?", "Yes!"),  # points at what was said before
+        ("Have you been there?", "yes"),
+        ("Do you have any favorite books you love writing about?", "Yes"),  # a second "you"
+        ("Do you have any pets?", "yes"),  # how many, of what: not said
     ],
 )
 def test_other_questions_and_replies_state_nothing(question, reply):
