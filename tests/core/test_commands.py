@@ -52,7 +52,7 @@ def test_every_command_that_reads_the_database_checks_its_migrations():
     "arguments",
     [
         ["reembed", "--tenant", "nope"],
-        ["reindex_places", "--tenant", "nope"],
+        ["reindex_words", "--tenant", "nope"],
         ["retry_extraction", "--tenant", "nope"],
         ["relearn_aliases", "--tenant", "nope"],
         ["run_consolidation", "nope"],

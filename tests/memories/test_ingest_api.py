@@ -372,12 +372,13 @@ def test_an_episode_is_also_indexed_with_the_days_it_names(api, tenant):
 def test_a_memory_is_indexed_with_the_places_it_names_and_what_contains_them(api, tenant):
     """ "a beach in Tampa" answers "Which state did Nate visit?": the episode's full-text entry holds `city
     Florida state USA America` after its date (extraction/places.py); its embedding is of the date and text
-    only. An edited text is indexed with its own places; `reindex_places` indexes memories written before."""
+    only; "turtles" adds the kind `pet animal` (extraction/kinds.py). An edited text is indexed with its own
+    places; `reindex_words` indexes memories written before."""
     text = "I took my turtles to the beach in Tampa yesterday!"
     response = ingest(api, text, message_id="t1", contact="c", conversation="v", occurred_at="2023-05-08T13:56:00Z")
     assert response.status_code == 202
     episode = Memory.objects.get(tenant=tenant, memory_type="episode")
-    assert episode.index_terms == "8 May 2023 7 May 2023 | city Florida state USA America"
+    assert episode.index_terms == "8 May 2023 7 May 2023 | city Florida state USA America pet animal"
     assert Memory.objects.filter(pk=episode.pk, search_vector="florida state").exists()
     from apps.core.embeddings import get_embedder
 
@@ -392,8 +393,8 @@ def test_a_memory_is_indexed_with_the_places_it_names_and_what_contains_them(api
     # a memory written before places were indexed gets them from the command
     Memory.objects.filter(pk=episode.pk).update(index_terms="8 May 2023 7 May 2023")
     out = StringIO()
-    call_command("reindex_places", "--tenant", tenant.slug, stdout=out)
-    assert "Done: 1 of 1 memories name a place" in out.getvalue()
+    call_command("reindex_words", "--tenant", tenant.slug, stdout=out)
+    assert "Done: 1 of 1 memories indexed anew" in out.getvalue()
     episode.refresh_from_db()
     assert episode.index_terms == "8 May 2023 7 May 2023 | city Massachusetts state USA America"
 

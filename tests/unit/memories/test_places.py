@@ -1,11 +1,12 @@
-"""The places a memory names, indexed with what contains them (extraction/places.py)."""
+"""The places a memory names, indexed with what contains them (extraction/places.py, index_words.py)."""
 
 from __future__ import annotations
 
 import pytest
 
 from apps.core.embeddings import memory_text
-from apps.memories.extraction.places import index_only_words, place_terms, with_index_only, with_places
+from apps.memories.extraction.index_words import index_only_words, with_index_only, with_index_words
+from apps.memories.extraction.places import place_terms
 
 
 @pytest.mark.parametrize(
@@ -56,20 +57,20 @@ def test_a_name_that_is_not_a_place_there_is_not_indexed(text):
 
 
 def test_place_words_follow_the_days_and_are_searched_not_embedded():
-    terms = with_places("8 May 2023", "a beach in Tampa", limit=120)
+    terms = with_index_words("8 May 2023", "a beach in Tampa", limit=120)
     assert terms == "8 May 2023 | city Florida state USA America"
     assert index_only_words(terms) == ["city", "Florida", "state", "USA", "America"]
     # the embedding reads the days only: adding places changes no vector
     assert memory_text(content="Nate: a beach in Tampa", index_terms=terms) == "(8 May 2023) Nate: a beach in Tampa"
-    assert with_places("", "a beach in Tampa", limit=120) == "| city Florida state USA America"
+    assert with_index_words("", "a beach in Tampa", limit=120) == "| city Florida state USA America"
     assert memory_text(content="x", index_terms="| city Florida") == "x"
 
 
 def test_the_places_are_the_texts_own_and_fit_the_column():
     # an edited text: its old places go, its days stay
-    assert with_places("8 May 2023 | city Florida state", "nothing to see", limit=120) == "8 May 2023"
+    assert with_index_words("8 May 2023 | city Florida state", "nothing to see", limit=120) == "8 May 2023"
     # whole words, within the limit
-    cut = with_places("8 May 2023", "in Rome, in Paris, in London, in Tokyo", limit=50)
+    cut = with_index_words("8 May 2023", "in Rome, in Paris, in London, in Tokyo", limit=50)
     assert len(cut) <= 50 and cut.startswith("8 May 2023 | city Italy")
     assert cut.split()[-1] in {"city", "Italy", "Europe", "European", "France", "UK", "Britain", "England"}
     assert with_index_only("8 May 2023", [], limit=120) == "8 May 2023"

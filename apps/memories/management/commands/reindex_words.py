@@ -5,14 +5,15 @@ from tqdm import tqdm
 
 from apps.core.commands import DatabaseCommand
 from apps.memories.models import Memory
-from apps.memories.store.reembed import places_reindex
+from apps.memories.store.reembed import index_words_reindex
 from apps.tenants.commands import tenant_named
 
 
 class Command(DatabaseCommand):
     help = (
-        "Index memories with the places they name and what contains them (apps/memories/extraction/places.py), "
-        "as ingest does since it learnt to: for memories written before."
+        "Index memories with the words their text implies — the places they name and what contains them, the kinds "
+        "of what they name (apps/memories/extraction/index_words.py) — as ingest does since session 36: for "
+        "memories written before."
     )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
@@ -22,7 +23,7 @@ class Command(DatabaseCommand):
         tenant = tenant_named(options["tenant"]) if options["tenant"] else None
         memories = Memory.objects.all() if tenant is None else Memory.objects.filter(tenant=tenant)
         total = memories.count()
-        self.stdout.write(f"Indexing the places of {total} memories")
+        self.stdout.write(f"Indexing the places and kinds named by {total} memories")
         with tqdm(total=total, unit="memory", file=self.stdout) as bar:
-            changed = places_reindex(tenant=tenant, progress=bar.update)
-        self.stdout.write(self.style.SUCCESS(f"Done: {changed} of {total} memories name a place"))
+            changed = index_words_reindex(tenant=tenant, progress=bar.update)
+        self.stdout.write(self.style.SUCCESS(f"Done: {changed} of {total} memories indexed anew"))

@@ -1,0 +1,46 @@
+"""What a memory is indexed with beside its text and days, searched and not embedded.
+
+A memory's `index_terms` are its days (an episode's: `8 May 2023`, embedded with its text) and, after
+INDEX_ONLY_SEPARATOR, words its text implies but does not say: the places it names and what contains them
+(extraction/places.py: `in Tampa` → `city Florida state USA America`) and the kinds of what it names
+(extraction/kinds.py: `my turtles` → `pet animal`). Full-text search reads all of them; the embedding only
+the days (apps/core/embeddings.py `memory_text`), so these words change no vector and no duplicate check.
+
+Pure (no Django).
+"""
+
+from __future__ import annotations
+
+from apps.core.embeddings import INDEX_ONLY_SEPARATOR
+from apps.memories.extraction.kinds import kind_terms
+from apps.memories.extraction.places import place_terms
+
+
+def with_index_words(index_terms: str, text: str, *, limit: int, chunks: int = 1) -> str:
+    """`index_terms`' embedded part (an episode's days), then INDEX_ONLY_SEPARATOR and the words `text`
+    implies (places first, then kinds), as many whole words as fit in `limit` characters:
+    '8 May 2023 | city Florida state USA America pet animal'. A chunk of a message split in `chunks` > 1
+    (an assistant's long reply, a pasted document) gets none: it names places and dishes in passing ("set in
+    Toronto", a recipe list), and its kind words outranked the user's own short turn that said what they
+    want ("Any food ideas?" against "remember that I am vegetarian")."""
+    if chunks > 1:
+        return index_terms.partition(INDEX_ONLY_SEPARATOR)[0].strip()
+    words = list(dict.fromkeys([*place_terms(text), *kind_terms(text)]))
+    return with_index_only(index_terms.partition(INDEX_ONLY_SEPARATOR)[0].strip(), words, limit=limit)
+
+
+def with_index_only(embedded: str, words: list[str], *, limit: int) -> str:
+    """`embedded` followed by as many of `words` as fit in `limit` characters, after INDEX_ONLY_SEPARATOR."""
+    kept: list[str] = []
+    length = len(embedded) + len(INDEX_ONLY_SEPARATOR) + 2
+    for word in words:
+        if length + len(word) > limit:
+            break
+        kept.append(word)
+        length += len(word) + 1
+    return f"{embedded} {INDEX_ONLY_SEPARATOR} {' '.join(kept)}".strip() if kept else embedded
+
+
+def index_only_words(index_terms: str) -> list[str]:
+    """The words of `index_terms` that are searched and not embedded."""
+    return index_terms.partition(INDEX_ONLY_SEPARATOR)[2].split()
