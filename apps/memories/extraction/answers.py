@@ -81,9 +81,8 @@ _OPENER = re.compile(
     r"|[^\W\d_]+(?:\s[^\W\d_]+)?,\s*)*",
     re.IGNORECASE,
 )
-# the asker's side or a choice: whom "me" or "we" means flips with the speaker, and a yes to "tea or coffee?"
-# picks nothing
-# the asker's side, a choice, or a word that points at what was said before ("Do you have any recipes for
+# the asker's side (whom "me" or "we" means flips with the speaker), a choice (a yes to "tea or coffee?" picks
+# nothing), or a word that points at what was said before ("Do you have any recipes for
 # that?" / "Yes!" states nothing on its own), or a second "you" ("books you love": whom it names is lost)
 _NOT_ANSWERABLE = re.compile(
     r"\b(?:i|me|my|mine|myself|we|us|our|ours|or|it|that|this|these|those|them|there|you|yourself)\b", re.IGNORECASE
