@@ -549,8 +549,8 @@ def content_hash(text: str) -> str:
     return hashlib.sha256(normalise_for_hash(text).encode()).hexdigest()
 
 
-# in a memory's index terms, what follows this is searched and not embedded (the places it names and what
-# contains them: apps/memories/extraction/places.py)
+# in a memory's index terms, what follows this is searched and not embedded (the places and kinds of things
+# its text names: apps/memories/extraction/index_words.py)
 INDEX_ONLY_SEPARATOR = "|"
 
 
