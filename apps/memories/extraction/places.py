@@ -67,6 +67,16 @@ _BEFORE_PLACE = re.compile(
     r"\s+(?:the\s+)?$",
     re.IGNORECASE,
 )
+_BEFORE_PLACE_CHARS = 40  # "visiting the " is 13 characters: room for runs of spaces
+
+
+def _after_preposition(text: str, start: int) -> bool:
+    """Does `text` say a preposition (and perhaps "the") right before `start`? Read within the characters just
+    before it (`\\b` still sees the one before the window): searching the whole text before each word made a
+    long text cost quadratic time (6.7 ms at 1,160 characters, 94 ms at 4,640)."""
+    return _BEFORE_PLACE.search(text, max(0, start - _BEFORE_PLACE_CHARS), start) is not None
+
+
 # a run of capitalised words; a word in lower case
 _CAPITALISED_RUN = re.compile(r"(?<![\w'\u2019])[A-Z][A-Za-z'\u2019.-]*(?: [A-Z][A-Za-z'\u2019.-]*)*")
 _LOWER_WORD = re.compile(r"(?<![\w'\u2019])[a-z]+(?![\w'\u2019])")
@@ -129,11 +139,11 @@ def place_terms(text: str) -> list[str]:
         name = match.group(0).rstrip(".'\u2019-").lower().removeprefix("the ")
         if name not in gazetteer.places or (match.group(0).isupper() and name not in _ACRONYMS):
             continue
-        if _BEFORE_PLACE.search(text[: match.start()]):
+        if _after_preposition(text, match.start()):
             found.append((match.start(), gazetteer.places[name]))
     words = list(_LOWER_WORD.finditer(text))
     for index, word in enumerate(words):  # lower case: the longest name starting at each word
-        if not _BEFORE_PLACE.search(text[: word.start()]):
+        if not _after_preposition(text, word.start()):
             continue
         for length in (3, 2, 1):
             span = words[index : index + length]
