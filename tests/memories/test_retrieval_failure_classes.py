@@ -627,3 +627,37 @@ def test_a_question_about_a_state_finds_the_turn_that_names_one_of_its_cities(ap
     tampa = next(row for row in body["results"] if row["sources"] == ["places:S1:1"])
     assert "keyword" in tampa["explain"]["found_by"]
     assert max(bm25, key=lambda turn: bm25[turn]) == "S1:1"  # before: the "states" turns' (0.53 against 1.19)
+
+
+# three outings with the dogs; only the first happened on the weekend the question names, and its turn says
+# "over the weekend" four days later
+WEEKEND = [
+    (
+        datetime(2023, 9, 16, 17, 0, tzinfo=UTC),  # a Saturday
+        [("Audrey", "Took my pups to the dog park today, they ran around for hours."), ("Andrew", "So cute!")],
+    ),
+    (
+        datetime(2023, 10, 4, 18, 0, tzinfo=UTC),  # a Wednesday
+        [("Audrey", "I did something fun with my pups over the weekend: a hike by the river."), ("Andrew", "Nice!")],
+    ),
+    (
+        datetime(2023, 10, 14, 17, 0, tzinfo=UTC),  # a Saturday
+        [("Audrey", "My pups and I had a fun day at the dog beach today."), ("Andrew", "They must love it.")],
+    ),
+]
+
+
+def test_a_weekend_named_next_to_a_date_finds_the_turn_that_said_over_the_weekend(api):
+    _ingest(api, "weekend", WEEKEND)
+    body = _search(api, "weekend", "What did Audrey do with her pups over the weekend before 4 October 2023?")
+    assert body["time_windows"] == [
+        {"text": "the weekend before 4 October 2023", "start": "2023-09-30", "end": "2023-10-02"}
+    ]
+    assert _turns(body, "weekend")[0] == "S2:1"
+    assert body["results"][0]["explain"]["time_window"]["text"] == "the weekend before 4 October 2023"
+    # "the first weekend of October" is the 7th–8th: nothing happened then, the window is said and nothing matches
+    body = _search(api, "weekend", "What did Audrey do on the first weekend of October 2023?")
+    assert body["time_windows"] == [
+        {"text": "the first weekend of October 2023", "start": "2023-10-07", "end": "2023-10-09"}
+    ]
+    assert not any(row["explain"]["time_window"] for row in body["results"])

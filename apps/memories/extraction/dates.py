@@ -2,8 +2,8 @@
 
 "Yesterday I went bowling", said on 17 March 2022, is about 16 March 2022. An episode is indexed (and
 embedded) with the day it was said *and* the days it names, so "what did James do on March 16?" finds it.
-Only expressions that name a day, a month or a year precisely are resolved; "last week", "recently" or "a
-while ago" are left alone (no date to index honestly).
+Only expressions that name a day, a weekend, a month or a year precisely are resolved; "last week",
+"recently" or "a while ago" are left alone (no date to index honestly).
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ _TOMORROW = re.compile(r"\btomorrow\b")
 _DAYS_AGO = re.compile(r"\b(\d{1,2}|a couple of|a|one|two|three|four|five|six|seven) days? ago\b")
 _WEEKDAY = re.compile(r"\b(last|this past|next) (" + "|".join(WEEKDAYS) + r")\b")
 _LAST_WEEKEND = re.compile(r"\b(?:last|this past) weekend\b")
+_OVER_THE_WEEKEND = re.compile(r"\bover the weekend\b")
+_THIS_WEEKEND = re.compile(r"\b(?:this(?: coming)?|the) weekend\b")
 _LAST_MONTH = re.compile(r"\blast month\b")
 _LAST_YEAR = re.compile(r"\blast year\b")
 
@@ -61,9 +63,7 @@ def mentioned_dates(text: str, said_on: date) -> list[str]:
             days.append(said_on + timedelta(days=(weekday - said_on.weekday()) % 7 or 7))
         else:  # the most recent such day before today
             days.append(said_on - timedelta(days=(said_on.weekday() - weekday) % 7 or 7))
-    if _LAST_WEEKEND.search(lowered):
-        sunday = said_on - timedelta(days=said_on.weekday() + 1)
-        days += [sunday - timedelta(days=1), sunday]
+    days += [day for saturday in _weekends(lowered, said_on) for day in (saturday, saturday + timedelta(days=1))]
     terms = [format_day(day) for day in days if day != said_on]
     if _LAST_MONTH.search(lowered):
         previous = said_on.replace(day=1) - timedelta(days=1)
@@ -71,3 +71,25 @@ def mentioned_dates(text: str, said_on: date) -> list[str]:
     if _LAST_YEAR.search(lowered):
         terms.append(str(said_on.year - 1))
     return list(dict.fromkeys(terms))
+
+
+def _weekends(lowered: str, said_on: date) -> list[date]:
+    """The Saturdays of the weekends `lowered` talks about. "Last weekend" is the one before this week's;
+    "over the weekend" the one just gone when said Monday to Thursday, the current one on a Saturday or
+    Sunday (on a Friday it may be either: none); "this weekend" or "the weekend" the coming one when said
+    Wednesday to Friday, the current one at the weekend (on a Monday or Tuesday it may be the one just gone:
+    none)."""
+    weekday = said_on.weekday()
+    previous = said_on - timedelta(days=weekday + 2)
+    current = said_on + timedelta(days=5 - weekday)  # this week's Saturday (yesterday on a Sunday)
+    saturdays: list[date] = []
+    if _LAST_WEEKEND.search(lowered):
+        saturdays.append(previous)
+        lowered = _LAST_WEEKEND.sub(" ", lowered)
+    if _OVER_THE_WEEKEND.search(lowered):
+        if weekday != 4:
+            saturdays.append(current if weekday >= 5 else previous)
+        lowered = _OVER_THE_WEEKEND.sub(" ", lowered)
+    if _THIS_WEEKEND.search(lowered) and weekday >= 2:
+        saturdays.append(current)
+    return list(dict.fromkeys(saturdays))

@@ -46,6 +46,37 @@ def test_month_and_year_boundaries():
     assert mentioned_dates("last weekend", date(2022, 3, 20)) == ["12 March 2022", "13 March 2022"]  # a Sunday
 
 
+@pytest.mark.parametrize(
+    ("text", "said_on", "expected"),
+    [
+        (
+            "I did something fun with my pups over the weekend",
+            date(2023, 10, 4),
+            ["30 September 2023", "1 October 2023"],
+        ),
+        ("We went hiking over the weekend", date(2023, 10, 8), ["7 October 2023"]),  # a Sunday: this one
+        ("I can't wait for the weekend, we're going camping", date(2023, 8, 4), ["5 August 2023", "6 August 2023"]),
+        ("This weekend I'm heading to a nature reserve", date(2023, 8, 19), ["20 August 2023"]),  # a Saturday
+        ("this coming weekend is the recital", date(2023, 8, 16), ["19 August 2023", "20 August 2023"]),
+        (
+            "Last weekend and this weekend both",
+            date(2023, 8, 17),
+            [
+                "12 August 2023",
+                "13 August 2023",
+                "19 August 2023",
+                "20 August 2023",
+            ],
+        ),
+        ("this weekend I went out", date(2023, 8, 14), []),  # a Monday: the one gone or the one coming
+        ("plans over the weekend?", date(2023, 8, 18), []),  # a Friday: either
+        ("What do you do on weekends?", date(2023, 8, 16), []),  # habitual
+    ],
+)
+def test_weekends_are_resolved_by_the_weekday_they_are_named_on(text, said_on, expected):
+    assert mentioned_dates(text, said_on) == expected
+
+
 def test_days_are_written_as_people_write_them():
     assert format_day(date(2023, 5, 8)) == "8 May 2023"
 

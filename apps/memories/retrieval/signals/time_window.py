@@ -4,9 +4,10 @@
 of January", "last weekend", "at Christmas" — each becomes a window `[start, end)` against a reference time
 (the request's `as_of`, else now; a replayed conversation is asked as of its last message). Spans are found
 and dated by dateparser (`search_dates`, then `get_date_data` for the span's date and its period: a day, a
-week, a month, a year); the constructs it does not read — weekends, "the first/last week of <month>",
-early/mid/late <month>, holidays and seasons — are the few patterns below. "by"/"before"/"until" open the
-window to the past, "after"/"since" to the future.
+week, a month, a year); the constructs it does not read — weekends, "the first/last week(end) of <month>",
+"the last two weeks of <month>", "the first half of <month>", early/mid/late/the beginning of <month>, "the
+weekend/week/day before or after <date>", holidays, seasons and their beginning, middle or end — are the few
+patterns below. "by"/"before"/"until"/"through" open the window to the past, "after"/"since" to the future.
 
 A memory matches a window when the day it was said (`occurred_at`) or a day it names (its episode's index
 terms: "yesterday I went bowling", said on 17 March, names 16 March) falls inside it. The match is a signal,
@@ -40,12 +41,31 @@ _CUE = re.compile(
     r"new year'?s?|valentine'?s?|thanksgiving|spring|summer|autumn|fall|winter)\b",
     re.IGNORECASE,
 )
-_ORDINAL_WEEK = re.compile(
-    rf"\b(?:the\s+)?(first|1st|second|2nd|third|3rd|fourth|4th|last|final)\s+week\s+of\s+({_MONTH})(?:,?\s+(\d{{4}}))?",
+_ORDINAL = r"(first|1st|second|2nd|third|3rd|fourth|4th|last|final)"
+_OF_MONTH = rf"\s+of\s+({_MONTH})(?:,?\s+(\d{{4}}))?"
+_ORDINAL_WEEK = re.compile(rf"\b(?:the\s+)?{_ORDINAL}\s+week{_OF_MONTH}", re.IGNORECASE)
+_ORDINAL_WEEKEND = re.compile(rf"\b(?:the\s+)?{_ORDINAL}\s+weekend{_OF_MONTH}", re.IGNORECASE)
+_WEEKS_OF_MONTH = re.compile(rf"\b(?:the\s+)?(first|last)\s+(two|three|2|3)\s+weeks{_OF_MONTH}", re.IGNORECASE)
+_HALF_OF_MONTH = re.compile(rf"\b(?:the\s+)?(first|1st|second|2nd|latter)\s+half{_OF_MONTH}", re.IGNORECASE)
+_PART_OF_MONTH = re.compile(
+    rf"\b(early|mid|middle of|late|end of|the end of|(?:the\s+)?(?:beginning|start) of)\s*-?\s*({_MONTH})"
+    rf"(?:,?\s+(\d{{4}}))?",
     re.IGNORECASE,
 )
-_PART_OF_MONTH = re.compile(
-    rf"\b(early|mid|middle of|late|end of|the end of)\s*-?\s*({_MONTH})(?:,?\s+(\d{{4}}))?", re.IGNORECASE
+# "the weekend before 4 October 2023", "the day after May 8": a span of days next to an absolute date
+_DATE = (
+    rf"\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,2}}/\d{{1,2}}/\d{{2,4}}"
+    rf"|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH},?(?:\s+\d{{4}})?"
+    rf"|{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?(?!\d)"
+)
+_NEXT_TO_DATE = re.compile(
+    rf"\b(?:(?:the|last|that)\s+)?(day|weekend|week)\s+(before|prior to|after)\s+(?:the\s+)?({_DATE})\b",
+    re.IGNORECASE,
+)
+_PART_OF_SEASON = re.compile(
+    r"\b(?:the\s+)?(beginning|start|middle|end)\s+of\s+(?:the\s+)?(?:(last|this|next)\s+)?"
+    r"(spring|summer|autumn|fall|winter)(?:\s+(?:of\s+)?(\d{4}))?\b",
+    re.IGNORECASE,
 )
 _WEEKEND = re.compile(r"\b(last|this past|past|this|next)\s+weekend\b", re.IGNORECASE)
 _SEASON = re.compile(
@@ -184,7 +204,10 @@ def _part_of_month(match: re.Match[str], reference: datetime) -> TimeWindow | No
     year = _year_for_month(month, match.group(3), reference)
     days_in_month = calendar.monthrange(year, month)[1]
     part = match.group(1).lower()
-    first, last = (1, 10) if part == "early" else (11, 20) if part in ("mid", "middle of") else (21, days_in_month)
+    if part == "early" or part.endswith(("beginning of", "start of")):
+        first, last = 1, 10
+    else:
+        first, last = (11, 20) if part in ("mid", "middle of") else (21, days_in_month)
     return TimeWindow(
         _day(date(year, month, first)), _day(date(year, month, last)) + timedelta(days=1), match.group(0).strip()
     )
@@ -201,24 +224,101 @@ def _weekend(match: re.Match[str], reference: datetime) -> TimeWindow | None:
     return TimeWindow(_day(saturday), _day(saturday + timedelta(days=2)), match.group(0).strip())
 
 
-def _season(match: re.Match[str], reference: datetime) -> TimeWindow | None:
-    which, name, year_text = (match.group(1) or "").lower(), match.group(2).lower(), match.group(3)
-    if name == "fall" and not which and not year_text:
-        return None  # "fall" alone is usually the verb
+def _ordinal_weekend(match: re.Match[str], reference: datetime) -> TimeWindow | None:
+    """The n-th (or last) Saturday of the month and its Sunday."""
+    month = MONTHS[match.group(2).lower().rstrip(".")]
+    year = _year_for_month(month, match.group(3), reference)
+    which = match.group(1).lower()
+    if which in ("last", "final"):
+        last_day = date(year, month, calendar.monthrange(year, month)[1])
+        saturday = last_day - timedelta(days=(last_day.weekday() - 5) % 7)
+    else:
+        first_day = date(year, month, 1)
+        saturday = first_day + timedelta(days=(5 - first_day.weekday()) % 7 + 7 * _ORDINALS[which])
+    return TimeWindow(_day(saturday), _day(saturday + timedelta(days=2)), match.group(0).strip())
+
+
+def _weeks_of_month(match: re.Match[str], reference: datetime) -> TimeWindow | None:
+    """ "the first two weeks of May": its first 14 days; "the last three weeks of May": its last 21."""
+    month = MONTHS[match.group(3).lower().rstrip(".")]
+    year = _year_for_month(month, match.group(4), reference)
+    days = 7 * {"two": 2, "2": 2, "three": 3, "3": 3}[match.group(2).lower()]
+    first = date(year, month, 1)
+    following = first + timedelta(days=calendar.monthrange(year, month)[1])
+    if match.group(1).lower() == "first":
+        return TimeWindow(_day(first), _day(first + timedelta(days=days)), match.group(0).strip())
+    return TimeWindow(_day(following - timedelta(days=days)), _day(following), match.group(0).strip())
+
+
+def _half_of_month(match: re.Match[str], reference: datetime) -> TimeWindow | None:
+    month = MONTHS[match.group(2).lower().rstrip(".")]
+    year = _year_for_month(month, match.group(3), reference)
+    first = date(year, month, 1)
+    following = first + timedelta(days=calendar.monthrange(year, month)[1])
+    if match.group(1).lower() in ("first", "1st"):
+        return TimeWindow(_day(first), _day(date(year, month, 16)), match.group(0).strip())
+    return TimeWindow(_day(date(year, month, 16)), _day(following), match.group(0).strip())
+
+
+def _next_to_date(match: re.Match[str], reference: datetime) -> TimeWindow | None:
+    """The day, weekend or week just before or after an absolute date ("the weekend before 4 October 2023")."""
+    data = _parser(reference.replace(tzinfo=None)).get_date_data(match.group(3))
+    if data is None or data.date_obj is None or (data.period or "day") != "day":
+        return None
+    anchor = data.date_obj.date()
+    unit, before = match.group(1).lower(), match.group(2).lower() != "after"
+    if unit == "day":
+        start = anchor + timedelta(days=-1 if before else 1)
+        length = 1
+    elif unit == "week":
+        start = anchor - timedelta(days=7) if before else anchor + timedelta(days=1)
+        length = 7
+    else:  # the Saturday before (a Sunday's is the week before) or after, and its Sunday
+        back = (anchor.weekday() - 5) % 7 or 7
+        start = (
+            anchor - timedelta(days=back + 7 if anchor.weekday() == 6 else back)
+            if before
+            else (anchor + timedelta(days=(5 - anchor.weekday()) % 7 or 7))
+        )
+        length = 2
+    return TimeWindow(_day(start), _day(start + timedelta(days=length)), match.group(0).strip())
+
+
+def _season_start(name: str, which: str, year_text: str | None, reference: datetime) -> datetime:
+    """The first day of the season named: of the year given, else its latest start not after the reference;
+    "last" one before that, "next" one after."""
     first_month = _SEASON_MONTHS[name]
     if year_text:
         year = int(year_text)
     else:
-        # the season's latest start not after the reference; "last" one before that; "next" one after
         year = reference.year if (reference.month, reference.day) >= (first_month, 1) else reference.year - 1
         if which == "last":
             year -= 1
         elif which == "next":
             year += 1
-    start = datetime(year, first_month, 1, tzinfo=UTC)
-    end_month = first_month + 3
-    end = datetime(year + (end_month - 1) // 12, (end_month - 1) % 12 + 1, 1, tzinfo=UTC)
-    return TimeWindow(start, end, match.group(0).strip())
+    return datetime(year, first_month, 1, tzinfo=UTC)
+
+
+def _month_after(start: datetime, months: int) -> datetime:
+    index = start.month - 1 + months
+    return datetime(start.year + index // 12, index % 12 + 1, 1, tzinfo=UTC)
+
+
+def _part_of_season(match: re.Match[str], reference: datetime) -> TimeWindow | None:
+    """ "the end of summer 2023": the season's last month; its beginning or start the first, its middle the
+    second."""
+    part, which, name = match.group(1).lower(), (match.group(2) or "").lower(), match.group(3).lower()
+    start = _season_start(name, which, match.group(4), reference)
+    offset = {"beginning": 0, "start": 0, "middle": 1, "end": 2}[part]
+    return TimeWindow(_month_after(start, offset), _month_after(start, offset + 1), match.group(0).strip())
+
+
+def _season(match: re.Match[str], reference: datetime) -> TimeWindow | None:
+    which, name, year_text = (match.group(1) or "").lower(), match.group(2).lower(), match.group(3)
+    if name == "fall" and not which and not year_text:
+        return None  # "fall" alone is usually the verb
+    start = _season_start(name, which, year_text, reference)
+    return TimeWindow(start, _month_after(start, 3), match.group(0).strip())
 
 
 def _holiday(match: re.Match[str], reference: datetime) -> TimeWindow | None:
@@ -232,10 +332,15 @@ def _holiday(match: re.Match[str], reference: datetime) -> TimeWindow | None:
 
 
 _CONSTRUCTS: tuple[tuple[re.Pattern[str], Any], ...] = (
+    (_NEXT_TO_DATE, _next_to_date),
+    (_ORDINAL_WEEKEND, _ordinal_weekend),
+    (_WEEKS_OF_MONTH, _weeks_of_month),
+    (_HALF_OF_MONTH, _half_of_month),
     (_ORDINAL_WEEK, _ordinal_week),
     (_PART_OF_MONTH, _part_of_month),
     (_WEEKEND, _weekend),
     (_HOLIDAY, _holiday),
+    (_PART_OF_SEASON, _part_of_season),
     (_SEASON, _season),
 )
 
@@ -262,12 +367,12 @@ _ORD = r"\d{1,2}(?:st|nd|rd|th)?"
 # weekdays, and relative expressions; dateparser's own search (search_dates) finds them too, but costs
 # 3–15 ms a query and reads "we", "sun" or "may I" as dates (measured on the development sets' questions)
 _SPAN = re.compile(
-    rf"\b(?:(?:by|before|until|till|after|since|prior to)\s+)?(?:"
+    rf"\b(?:(?:by|before|until|till|through|thru|after|since|prior to)\s+)?(?:"
     rf"\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,2}}/\d{{1,2}}/\d{{2,4}}"
     rf"|{_ORD}\s+(?:of\s+)?{_MONTH},?(?:\s+\d{{4}})?"
     rf"|{_MONTH}\s+{_ORD}(?:,?\s+\d{{4}})?(?!\d)"
     rf"|{_MONTH},?\s+\d{{4}}"
-    rf"|(?:in|of|during|since|by|before|until|after)\s+{_MONTH}"
+    rf"|(?:in|of|during|since|by|before|until|through|after)\s+{_MONTH}"
     rf"|(?:in|of|during|since|by|before|until|after)\s+\d{{4}}(?!\d)"
     rf"|(?:last|this|next|this past|past)\s+(?:week|month|year|{_MONTH}|{_WEEKDAY}day|{_WEEKDAY})"
     rf"|(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a few|a couple of)\s+"
@@ -277,7 +382,9 @@ _SPAN = re.compile(
     rf")\b",
     re.IGNORECASE,
 )
-_LEAD = re.compile(r"^(?:(?:by|before|until|till|after|since|prior to|in|of|on|during)\s+)+", re.IGNORECASE)
+_LEAD = re.compile(
+    r"^(?:(?:by|before|until|till|through|thru|after|since|prior to|in|of|on|during)\s+)+", re.IGNORECASE
+)
 
 
 def _dateparser_windows(text: str, reference: datetime) -> list[TimeWindow]:
@@ -293,7 +400,7 @@ def _dateparser_windows(text: str, reference: datetime) -> list[TimeWindow]:
         window = _period_window(data.date_obj, data.period or "day", cleaned)
         if window is None:
             continue
-        if lead in ("by", "before", "until", "till", "prior"):
+        if lead in ("by", "before", "until", "till", "through", "thru", "prior"):
             window = TimeWindow(_OPEN_PAST, window.end, cleaned)
         elif lead in ("after", "since"):
             window = TimeWindow(window.start, _OPEN_FUTURE, cleaned)
