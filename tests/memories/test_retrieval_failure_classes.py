@@ -263,6 +263,25 @@ def test_a_date_in_the_question_is_a_window_over_when_things_happened(api):
     assert _turns(body, "dated")[0] == "S3:1"
 
 
+@pytest.mark.parametrize(
+    ("query", "as_of"),
+    [
+        ("What did Sam do next weekend?", "9999-12-31T12:00:00Z"),
+        ("What happened late December 9999?", None),
+        ("Where was Sam in the first two weeks of December 9999?", None),
+        ("What changed since 9999?", None),
+        ("What did Sam do in the summer of 0000?", None),
+        ("What did Sam do the day before 1 January 0001?", None),
+    ],
+)
+def test_a_time_past_the_calendar_names_no_window_and_fails_nothing(api, query, as_of):
+    """A window that would start or end outside years 1–9999 cannot be counted: the expression is read as no
+    window (a 500 before), the rest of the query still searches."""
+    _ingest(api, "dated", DATED)
+    body = _search(api, "dated", query, **({"as_of": as_of} if as_of else {}))
+    assert body["results"]
+
+
 LIST = [
     (
         DAY,

@@ -16,6 +16,7 @@ NUMBERS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 
 MAX_DAYS_AGO = 30
 
 _DAY_BEFORE_YESTERDAY = re.compile(r"\bthe day before yesterday\b")
+_DAY_AFTER_TOMORROW = re.compile(r"\bthe day after tomorrow\b")
 _YESTERDAY = re.compile(r"\b(?:yesterday|last night)\b")
 _TOMORROW = re.compile(r"\btomorrow\b")
 _DAYS_AGO = re.compile(r"\b(\d{1,2}|a couple of|a|one|two|three|four|five|six|seven) days? ago\b")
@@ -49,6 +50,9 @@ def mentioned_dates(text: str, said_on: date) -> list[str]:
     if _DAY_BEFORE_YESTERDAY.search(lowered):
         days.append(said_on - timedelta(days=2))
         lowered = _DAY_BEFORE_YESTERDAY.sub(" ", lowered)
+    if _DAY_AFTER_TOMORROW.search(lowered):
+        days.append(said_on + timedelta(days=2))
+        lowered = _DAY_AFTER_TOMORROW.sub(" ", lowered)
     if _YESTERDAY.search(lowered):
         days.append(said_on - timedelta(days=1))
     if _TOMORROW.search(lowered):
@@ -80,16 +84,16 @@ def _weekends(lowered: str, said_on: date) -> list[date]:
     Wednesday to Friday, the current one at the weekend (on a Monday or Tuesday it may be the one just gone:
     none)."""
     weekday = said_on.weekday()
-    previous = said_on - timedelta(days=weekday + 2)
-    current = said_on + timedelta(days=5 - weekday)  # this week's Saturday (yesterday on a Sunday)
-    saturdays: list[date] = []
+    previous = -(weekday + 2)  # days to the Saturday of last week's weekend
+    current = 5 - weekday  # days to this week's Saturday (yesterday on a Sunday)
+    offsets: list[int] = []
     if _LAST_WEEKEND.search(lowered):
-        saturdays.append(previous)
+        offsets.append(previous)
         lowered = _LAST_WEEKEND.sub(" ", lowered)
     if _OVER_THE_WEEKEND.search(lowered):
         if weekday != 4:
-            saturdays.append(current if weekday >= 5 else previous)
+            offsets.append(current if weekday >= 5 else previous)
         lowered = _OVER_THE_WEEKEND.sub(" ", lowered)
     if _THIS_WEEKEND.search(lowered) and weekday >= 2:
-        saturdays.append(current)
-    return list(dict.fromkeys(saturdays))
+        offsets.append(current)
+    return [said_on + timedelta(days=offset) for offset in dict.fromkeys(offsets)]

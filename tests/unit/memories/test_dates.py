@@ -25,6 +25,7 @@ THURSDAY = date(2022, 3, 17)
         ("this past Sunday we hiked", ["13 March 2022"]),
         ("The recital is next Monday", ["21 March 2022"]),
         ("The opening night is tomorrow", ["18 March 2022"]),
+        ("I'm leaving the day after tomorrow evening", ["19 March 2022"]),  # not tomorrow
         ("Last weekend we went camping", ["12 March 2022", "13 March 2022"]),
         ("I started a new job last month", ["February 2022"]),
         ("We moved here last year", ["2021"]),

@@ -120,7 +120,7 @@ def windows(query: str, *, reference: datetime) -> tuple[TimeWindow, ...]:
     rest = query
     for pattern, read in _CONSTRUCTS:
         for match in list(pattern.finditer(rest)):
-            window = read(match, reference)
+            window = _within_calendar(read, match, reference)
             if window is not None:
                 found.append(window)
                 rest = rest.replace(match.group(0), " " * len(match.group(0)), 1)
@@ -387,6 +387,16 @@ _LEAD = re.compile(
 )
 
 
+def _within_calendar(read: Any, match: re.Match[str], reference: datetime) -> TimeWindow | None:
+    """`read(match, reference)`, or None for an expression whose window leaves the calendar Python can count
+    ("late December 9999", "summer 0000"): a question may name any year, and must never fail for it."""
+    try:
+        window: TimeWindow | None = read(match, reference)
+    except (OverflowError, ValueError):
+        return None
+    return window
+
+
 def _dateparser_windows(text: str, reference: datetime) -> list[TimeWindow]:
     naive_reference = reference.replace(tzinfo=None)
     found: list[TimeWindow] = []
@@ -397,7 +407,10 @@ def _dateparser_windows(text: str, reference: datetime) -> list[TimeWindow]:
         data = _parser(naive_reference).get_date_data(cleaned)
         if data is None or data.date_obj is None:
             continue
-        window = _period_window(data.date_obj, data.period or "day", cleaned)
+        try:
+            window = _period_window(data.date_obj, data.period or "day", cleaned)
+        except (OverflowError, ValueError):  # "since 9999": the year after is past the calendar's end
+            window = None
         if window is None:
             continue
         if lead in ("by", "before", "until", "till", "through", "thru", "prior"):
