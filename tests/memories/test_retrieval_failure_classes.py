@@ -680,3 +680,41 @@ def test_a_weekend_named_next_to_a_date_finds_the_turn_that_said_over_the_weeken
         {"text": "the first weekend of October 2023", "start": "2023-10-07", "end": "2023-10-09"}
     ]
     assert not any(row["explain"]["time_window"] for row in body["results"])
+
+
+# Joanna's answer to "Is that your third screenplay?" says neither "third" nor "screenplay"; her other turns do
+ASKED = [
+    (
+        DAY - timedelta(days=30),
+        [
+            ("Joanna", "My first screenplay was a road movie about two sisters."),
+            ("Nate", "Cool, I'd watch that."),
+        ],
+    ),
+    (
+        DAY,
+        [
+            ("Nate", "Wow, that looks great Joanna! Is that your third screenplay?"),
+            ("Joanna", "Yep! I chose to write about this because it's really personal: loss, identity and connection."),
+            ("Nate", "That sounds powerful."),
+            ("Joanna", "My second screenplay is still with an agent, fingers crossed."),
+        ],
+    ),
+]
+
+
+def test_a_reply_is_found_by_the_words_of_the_question_it_answers(api, tenant):
+    _ingest(api, "asked", ASKED)
+    reply = Memory.objects.get(tenant=tenant, memory_type="episode", source_message_ids=["asked:S2:2"])
+    assert reply.metadata["asked"] == ["third", "screenplay"]
+    assert reply.metadata["answers"] == "asked:S2:1"
+    body = _search(api, "asked", "What is Joanna's third screenplay about?")
+    assert _turns(body, "asked")[0] == "S2:2"
+    assert "keyword" in body["results"][0]["explain"]["found_by"]
+    # an edit of its text keeps the question it answered
+    response = api.patch(
+        f"/api/v1/memories/{reply.pk}", {"content": "Joanna: It's about loss and identity."}, format="json"
+    )
+    assert response.status_code == 200, response.content
+    reply.refresh_from_db()
+    assert reply.index_terms.endswith("| third screenplay")

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import re
 
+from apps.memories.extraction.words import content_words
+
 MAX_REPLY_WORDS = 4
 MAX_QUESTION_CHARS = 200
 
@@ -105,6 +107,32 @@ _ANSWER_OPENINGS = (
     (("for", "sure"), 1),
 )
 MAX_ANSWERED_WORDS = 12
+
+
+MAX_ASKED_WORDS = 4
+# a question put to the one replying says "you" ("Is that your third one?", "How do you feel about it?")
+_ADDRESSED = re.compile(r"\b(?:you|your|yours|yourself|you're|you've|you'll|you'd|u|ur)\b", re.IGNORECASE)
+_POSSESSIVE = re.compile(r"['\u2019]s$")
+
+
+def asked_words(question: str, reply: str) -> list[str]:
+    """The words of a question put to the one replying that the reply does not say itself, the first
+    MAX_ASKED_WORDS in order: "Is that your third one?" / "Yep! I chose to write about this because it's
+    personal" → ["third"]; "How do you feel about the opening night?" / "I'm excited!" → ["feel", "opening",
+    "night"]. A reply is about what it was asked; these words index it (searched, not embedded) so a later
+    question in the asker's words finds it. None for a question that does not say "you" (one about a third
+    thing, "Are turtles hard to keep?", is as often answered by the other speaker's next turn as by this one:
+    measured in docs/benchmarks.md, Session 37) and none of the function words."""
+    if not _ADDRESSED.search(question):
+        return []
+    said = content_words(reply)
+    found: list[str] = []
+    for word in _WORD.findall(question.lower().replace("\u2019", "'")):
+        word = _POSSESSIVE.sub("", word)
+        meant = content_words(word) - {"not"}
+        if meant and not meant & said and word not in found:
+            found.append(word)
+    return found[:MAX_ASKED_WORDS]
 
 
 def answer_polarity(reply: str) -> int:

@@ -43,7 +43,13 @@ from apps.entities.services import entity_aliases_add, entity_aliases_reset
 from apps.memories import scoring
 from apps.memories.dispatch import EXTRACT_EVENTS, bursts_join_schedule, consolidation_schedule, task_queue
 from apps.memories.extraction import ExtractedEntity, extract, salience, slugify
-from apps.memories.extraction.answers import is_short_reply, question_asked, statement_answered, with_question
+from apps.memories.extraction.answers import (
+    asked_words,
+    is_short_reply,
+    question_asked,
+    statement_answered,
+    with_question,
+)
 from apps.memories.extraction.dates import format_day, mentioned_dates
 from apps.memories.extraction.rules import MAX_EPISODE_CHARS, MAX_SCAN_CHARS, addressed_names
 from apps.memories.models import ContextEvent
@@ -416,40 +422,72 @@ def _with_questions_answered(
     """A short reply right after a question of the other speaker is remembered with it
     (extraction/answers.py): its episode's text quotes the question, and a low-content answer ("yes!!"),
     which made no memory, makes that episode. A user's plain yes or no to a question about them also states
-    what it answers ("Are you vegetarian?" / "yep" → "Jo is vegetarian"). One statement, when the batch
-    holds such a reply."""
-    replies = [
+    what it answers ("Are you vegetarian?" / "yep" → "Jo is vegetarian"). A longer reply to a question put
+    to its speaker ("Is that your third one?" / "Yep! I chose to write about this because…") keeps its text;
+    its episode records the question's words it does not say (`metadata.asked`, answers.asked_words), which
+    index it (extraction/index_words.py). One statement, when the batch holds a reply."""
+    turns = [
         event
         for event in events
-        if event.event_type == ContextEvent.TYPE_MESSAGE
-        and _session_of(event)  # a message of a contact's conversation
-        and [candidate.memory_type for candidate in planned.get(event.pk, [])] in ([], [scoring.EPISODE])
+        if event.event_type == ContextEvent.TYPE_MESSAGE and event.message is not None and _session_of(event)
+    ]
+    replies = [
+        event
+        for event in turns
+        if [candidate.memory_type for candidate in planned.get(event.pk, [])] in ([], [scoring.EPISODE])
         and is_short_reply(event.content, stored=bool(planned.get(event.pk)))  # nothing but its episode, or nothing
     ]
-    if not replies:
+    short = {event.pk for event in replies}
+    longer = [
+        event
+        for event in turns
+        if event.pk not in short and any(_whole_episode(candidate) for candidate in planned.get(event.pk, []))
+    ]
+    if not replies and not longer:
         return planned
-    before = messages_turns_before(message_ids=[event.message.pk for event in replies if event.message], count=1)
+    before = messages_turns_before(message_ids=[event.message.pk for event in [*replies, *longer] if event.message])
     answered = dict(planned)
     for event in replies:
-        message = event.message
-        assert message is not None
-        previous = before.get(message.pk, [])
-        if not previous or _same_speaker(previous[0], message):
+        message, asker = event.message, _other_speakers_turn(event, before)
+        question = question_asked(asker.content) if asker is not None else ""
+        if message is None or asker is None or not question:
             continue
-        question = question_asked(previous[0].content)
-        if not question:
-            continue
-        metadata = {"answers": previous[0].external_id}
+        metadata = {"answers": asker.external_id}
         quoted = [
             replace(
                 candidate,
-                content=with_question(candidate.content, asker=previous[0].speaker, question=question),
+                content=with_question(candidate.content, asker=asker.speaker, question=question),
                 metadata={**candidate.metadata, **metadata},
             )
             for candidate in planned.get(event.pk, [])
-        ] or [_answer_episode(event, message, asker=previous[0].speaker, question=question, metadata=metadata)]
+        ] or [_answer_episode(event, message, asker=asker.speaker, question=question, metadata=metadata)]
         answered[event.pk] = quoted + _answer_statements(event, message, question=question, metadata=metadata)
+    for event in longer:
+        asker = _other_speakers_turn(event, before)
+        words = asked_words(question_asked(asker.content), event.content) if asker is not None else []
+        if asker is not None and words:
+            answers = {"answers": asker.external_id, "asked": words}
+            answered[event.pk] = [
+                replace(candidate, metadata={**candidate.metadata, **answers})
+                if _whole_episode(candidate)
+                else candidate
+                for candidate in planned[event.pk]
+            ]
     return answered
+
+
+def _other_speakers_turn(event: ContextEvent, before: dict[int, list[Turn]]) -> Turn | None:
+    """The turn right before the event's message when the other speaker said it (None otherwise)."""
+    message = event.message
+    previous = before.get(message.pk, []) if message is not None else []
+    if not previous or message is None or _same_speaker(previous[0], message):
+        return None
+    return previous[0]
+
+
+def _whole_episode(candidate: Candidate) -> bool:
+    """The episode of a whole message (not one of a long message's chunks)."""
+    return candidate.memory_type == scoring.EPISODE and int(candidate.metadata.get("chunks", 1)) <= 1
 
 
 def _same_speaker(first: Turn, second: Message) -> bool:

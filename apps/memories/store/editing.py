@@ -10,7 +10,7 @@ from django.utils import timezone
 from apps.core.embeddings import content_hash
 from apps.core.exceptions import ApplicationError
 from apps.memories import scoring
-from apps.memories.extraction.index_words import with_index_words
+from apps.memories.extraction.index_words import asked_in, with_index_words
 from apps.memories.models import Memory, MemoryRevision
 from apps.memories.models.memory import INDEX_TERMS_LENGTH
 from apps.memories.store.revisions import memory_snapshot, revision_record
@@ -62,9 +62,14 @@ def memory_edit(
             if content != memory.content:
                 memory.content = content
                 memory.content_hash = content_hash(content)
-                # its days stay (when it happened did not change), its places and kinds are the new text's
+                # its days stay (when it happened did not change), and the question it answered; its places and kinds
+                # are the new text's
                 memory.index_terms = with_index_words(
-                    memory.index_terms, content, limit=INDEX_TERMS_LENGTH, chunks=int(memory.metadata.get("chunks", 1))
+                    memory.index_terms,
+                    content,
+                    limit=INDEX_TERMS_LENGTH,
+                    chunks=int(memory.metadata.get("chunks", 1)),
+                    asked=asked_in(memory.metadata),
                 )
                 memories_vectors_refresh([memory])
                 fields += ["content", "content_hash", "index_terms", *EMBEDDING_FIELDS]

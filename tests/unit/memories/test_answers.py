@@ -7,11 +7,13 @@ import pytest
 from apps.memories.extraction.answers import (
     MAX_QUESTION_CHARS,
     answer_polarity,
+    asked_words,
     is_short_reply,
     question_asked,
     statement_answered,
     with_question,
 )
+from apps.memories.extraction.index_words import asked_in, with_index_words
 
 
 @pytest.mark.parametrize("text", ["It went great!", "Tokyo!", "not yet", "I did", "Totally! Bye Nate!"])
@@ -119,3 +121,39 @@ def test_a_yes_or_no_to_a_question_about_the_one_replying_is_what_they_would_hav
 )
 def test_other_questions_and_replies_state_nothing(question, reply):
     assert statement_answered(question, reply) == ""
+
+
+@pytest.mark.parametrize(
+    ("question", "reply", "expected"),
+    [
+        (
+            "Is that your third screenplay?",
+            "Yep! I chose to write about this because it's personal.",
+            ["third", "screenplay"],
+        ),
+        ("How do you feel about the opening night?", "Thanks, Gina! I'm excited!", ["feel", "opening", "night"]),
+        (
+            "What did you think of Nate's coconut milk ice cream?",
+            "Super good! Rich and creamy",
+            ["nate", "coconut", "milk", "ice"],
+        ),
+        ("Do you have any pets?", "Yes, two dogs and a pet turtle", []),  # the reply says "pet" itself
+        ("Are turtles hard to take care of?", "No, not really. Just keep their tank clean.", []),  # not put to "you"
+        ("", "Anything at all", []),
+    ],
+)
+def test_a_reply_is_indexed_with_the_words_of_the_question_put_to_it_that_it_does_not_say(question, reply, expected):
+    assert asked_words(question, reply) == expected
+
+
+def test_the_asked_words_a_client_could_have_set_are_read_only_when_they_are_words():
+    assert asked_in({"asked": ["third", "screenplay"]}) == ("third", "screenplay")
+    assert asked_in({"asked": "third"}) == ()
+    assert asked_in({"asked": [5, "ok", "x" * 41, "line\nbreak"]}) == ("ok",)
+    assert asked_in({}) == ()
+
+
+def test_asked_words_come_after_places_and_kinds_in_the_index_only_part():
+    terms = with_index_words("8 May 2023", "my dog loved the beach in Tampa", limit=120, asked=["third"])
+    assert terms == "8 May 2023 | city Florida state USA America pet animal third"
+    assert with_index_words("8 May 2023", "plain", limit=120, chunks=3, asked=["third"]) == "8 May 2023"
