@@ -187,29 +187,29 @@ def _year_for_month(month: int, explicit: str | None, reference: datetime) -> in
     return reference.year if month <= reference.month else reference.year - 1
 
 
+def _month_named(name: str, year_text: str | None, reference: datetime) -> tuple[date, date]:
+    """The first and the last day of the month a query names ("October", "Oct. 2023")."""
+    month = MONTHS[name.lower().rstrip(".")]
+    year = _year_for_month(month, year_text, reference)
+    return date(year, month, 1), date(year, month, calendar.monthrange(year, month)[1])
+
+
 def _ordinal_week(match: re.Match[str], reference: datetime) -> TimeWindow | None:
-    month = MONTHS[match.group(2).lower().rstrip(".")]
-    year = _year_for_month(month, match.group(3), reference)
-    days_in_month = calendar.monthrange(year, month)[1]
+    first, last = _month_named(match.group(2), match.group(3), reference)
     which = match.group(1).lower()
-    if which in ("last", "final"):
-        start = date(year, month, days_in_month) - timedelta(days=6)
-    else:
-        start = date(year, month, 1) + timedelta(days=7 * _ORDINALS[which])
+    start = last - timedelta(days=6) if which in ("last", "final") else first + timedelta(days=7 * _ORDINALS[which])
     return TimeWindow(_day(start), _day(start + timedelta(days=7)), match.group(0).strip())
 
 
 def _part_of_month(match: re.Match[str], reference: datetime) -> TimeWindow | None:
-    month = MONTHS[match.group(2).lower().rstrip(".")]
-    year = _year_for_month(month, match.group(3), reference)
-    days_in_month = calendar.monthrange(year, month)[1]
+    first, last = _month_named(match.group(2), match.group(3), reference)
     part = match.group(1).lower()
     if part == "early" or part.endswith(("beginning of", "start of")):
-        first, last = 1, 10
+        days = (1, 10)
     else:
-        first, last = (11, 20) if part in ("mid", "middle of") else (21, days_in_month)
+        days = (11, 20) if part in ("mid", "middle of") else (21, last.day)
     return TimeWindow(
-        _day(date(year, month, first)), _day(date(year, month, last)) + timedelta(days=1), match.group(0).strip()
+        _day(first.replace(day=days[0])), _day(first.replace(day=days[1])) + timedelta(days=1), match.group(0).strip()
     )
 
 
@@ -226,38 +226,31 @@ def _weekend(match: re.Match[str], reference: datetime) -> TimeWindow | None:
 
 def _ordinal_weekend(match: re.Match[str], reference: datetime) -> TimeWindow | None:
     """The n-th (or last) Saturday of the month and its Sunday."""
-    month = MONTHS[match.group(2).lower().rstrip(".")]
-    year = _year_for_month(month, match.group(3), reference)
+    first, last = _month_named(match.group(2), match.group(3), reference)
     which = match.group(1).lower()
     if which in ("last", "final"):
-        last_day = date(year, month, calendar.monthrange(year, month)[1])
-        saturday = last_day - timedelta(days=(last_day.weekday() - 5) % 7)
+        saturday = last - timedelta(days=(last.weekday() - 5) % 7)
     else:
-        first_day = date(year, month, 1)
-        saturday = first_day + timedelta(days=(5 - first_day.weekday()) % 7 + 7 * _ORDINALS[which])
+        saturday = first + timedelta(days=(5 - first.weekday()) % 7 + 7 * _ORDINALS[which])
     return TimeWindow(_day(saturday), _day(saturday + timedelta(days=2)), match.group(0).strip())
 
 
 def _weeks_of_month(match: re.Match[str], reference: datetime) -> TimeWindow | None:
     """ "the first two weeks of May": its first 14 days; "the last three weeks of May": its last 21."""
-    month = MONTHS[match.group(3).lower().rstrip(".")]
-    year = _year_for_month(month, match.group(4), reference)
-    days = 7 * {"two": 2, "2": 2, "three": 3, "3": 3}[match.group(2).lower()]
-    first = date(year, month, 1)
-    following = first + timedelta(days=calendar.monthrange(year, month)[1])
+    first, last = _month_named(match.group(3), match.group(4), reference)
+    days = timedelta(days=7 * {"two": 2, "2": 2, "three": 3, "3": 3}[match.group(2).lower()])
+    following = last + timedelta(days=1)
     if match.group(1).lower() == "first":
-        return TimeWindow(_day(first), _day(first + timedelta(days=days)), match.group(0).strip())
-    return TimeWindow(_day(following - timedelta(days=days)), _day(following), match.group(0).strip())
+        return TimeWindow(_day(first), _day(first + days), match.group(0).strip())
+    return TimeWindow(_day(following - days), _day(following), match.group(0).strip())
 
 
 def _half_of_month(match: re.Match[str], reference: datetime) -> TimeWindow | None:
-    month = MONTHS[match.group(2).lower().rstrip(".")]
-    year = _year_for_month(month, match.group(3), reference)
-    first = date(year, month, 1)
-    following = first + timedelta(days=calendar.monthrange(year, month)[1])
+    first, last = _month_named(match.group(2), match.group(3), reference)
+    middle = first.replace(day=16)
     if match.group(1).lower() in ("first", "1st"):
-        return TimeWindow(_day(first), _day(date(year, month, 16)), match.group(0).strip())
-    return TimeWindow(_day(date(year, month, 16)), _day(following), match.group(0).strip())
+        return TimeWindow(_day(first), _day(middle), match.group(0).strip())
+    return TimeWindow(_day(middle), _day(last) + timedelta(days=1), match.group(0).strip())
 
 
 def _next_to_date(match: re.Match[str], reference: datetime) -> TimeWindow | None:
