@@ -425,7 +425,8 @@ def _with_questions_answered(
     what it answers ("Are you vegetarian?" / "yep" → "Jo is vegetarian"). A longer reply to a question put
     to its speaker ("Is that your third one?" / "Yep! I chose to write about this because…") keeps its text;
     its episode records the question's words it does not say (`metadata.asked`, answers.asked_words), which
-    index it (extraction/index_words.py). One statement, when the batch holds a reply."""
+    index it (extraction/index_words.py). One statement reads the turns before, when the batch holds a
+    message that made an episode or a short reply."""
     turns = [
         event
         for event in events
