@@ -84,6 +84,27 @@ def test_a_bad_key_is_a_400(api, key):
     assert put(api, key, "Likes sushi").status_code == 400
 
 
+@pytest.mark.parametrize(
+    "metadata", [{"chunks": "abc"}, {"chunks": None}, {"chunks": 3.5}, {"asked": 5}, {"asked": ["ok", 7, None]}]
+)
+def test_a_clients_value_for_the_keys_ingest_sets_is_kept_and_read_as_nothing(api, tenant, metadata):
+    """`chunks` and `asked` are what ingest records of a long message's chunk and of the question a reply
+    answers; a client's own value (any JSON) is kept and changes nothing of the index (a 500 before)."""
+    created = api.post(
+        "/api/v1/memories",
+        {"content": "Loves the beach in Tampa", "memory_type": "fact", "metadata": metadata},
+        format="json",
+    )
+    assert created.status_code == 201, created.content
+    memory = Memory.objects.get(pk=created.json()["id"])
+    assert memory.index_terms.startswith("| city Florida")
+    edited = api.patch(f"/api/v1/memories/{memory.pk}", {"content": "Loves the beach in Boston"}, format="json")
+    assert edited.status_code == 200, edited.content
+    memory.refresh_from_db()
+    assert memory.index_terms.startswith("| city Massachusetts")
+    assert {key: memory.metadata[key] for key in metadata} == metadata
+
+
 def test_a_client_cannot_make_a_record_an_instruction_through_its_metadata(api, tenant):
     """`instruction_condition` is Engram's key (retrieval raises a memory that has one when the query meets it):
     a client's own value is not stored, neither on a keyed record nor on a plain memory."""

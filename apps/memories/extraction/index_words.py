@@ -13,7 +13,7 @@ Pure (no Django).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from apps.core.embeddings import INDEX_ONLY_SEPARATOR
@@ -21,17 +21,18 @@ from apps.memories.extraction.kinds import kind_terms
 from apps.memories.extraction.places import place_terms
 
 
-def with_index_words(index_terms: str, text: str, *, limit: int, chunks: int = 1, asked: Sequence[str] = ()) -> str:
+def with_index_words(index_terms: str, text: str, *, limit: int, metadata: Mapping[str, Any] | None = None) -> str:
     """`index_terms`' embedded part (an episode's days), then INDEX_ONLY_SEPARATOR and the words `text`
-    implies (places first, then kinds), then `asked` (the words of the question a reply answers, ingest's
-    `metadata.asked`: extraction/answers.asked_words), as many whole words as fit in `limit` characters:
-    '8 May 2023 | city Florida state USA America pet animal third'. A chunk of a message split in `chunks` > 1
-    (an assistant's long reply, a pasted document) gets none: it names places and dishes in passing ("set in
-    Toronto", a recipe list), and its kind words outranked the user's own short turn that said what they
-    want ("Any food ideas?" against "remember that I am vegetarian")."""
-    if chunks > 1:
+    implies (places first, then kinds), then the words of the question a reply answers (`metadata.asked`:
+    extraction/answers.asked_words), as many whole words as fit in `limit` characters:
+    '8 May 2023 | city Florida state USA America pet animal third'. A chunk of a message split in more than
+    one (`metadata.chunks`: an assistant's long reply, a pasted document) gets none: it names places and
+    dishes in passing ("set in Toronto", a recipe list), and its kind words outranked the user's own short
+    turn that said what they want ("Any food ideas?" against "remember that I am vegetarian")."""
+    metadata = metadata or {}
+    if chunks_of(metadata) > 1:
         return index_terms.partition(INDEX_ONLY_SEPARATOR)[0].strip()
-    words = list(dict.fromkeys([*place_terms(text), *kind_terms(text), *asked]))
+    words = list(dict.fromkeys([*place_terms(text), *kind_terms(text), *asked_in(metadata)]))
     return with_index_only(index_terms.partition(INDEX_ONLY_SEPARATOR)[0].strip(), words, limit=limit)
 
 
@@ -50,6 +51,13 @@ def with_index_only(embedded: str, words: list[str], *, limit: int) -> str:
 def index_only_words(index_terms: str) -> list[str]:
     """The words of `index_terms` that are searched and not embedded."""
     return index_terms.partition(INDEX_ONLY_SEPARATOR)[2].split()
+
+
+def chunks_of(metadata: Mapping[str, Any]) -> int:
+    """How many chunks the memory's message was split into (ingest's `metadata.chunks`); 1 for a whole
+    message, and for anything else a client may have set the key to."""
+    chunks = metadata.get("chunks", 1)
+    return chunks if isinstance(chunks, int) and not isinstance(chunks, bool) and chunks > 1 else 1
 
 
 def asked_in(metadata: Mapping[str, Any]) -> tuple[str, ...]:

@@ -51,6 +51,7 @@ from apps.memories.extraction.answers import (
     with_question,
 )
 from apps.memories.extraction.dates import format_day, mentioned_dates
+from apps.memories.extraction.index_words import chunks_of
 from apps.memories.extraction.rules import MAX_EPISODE_CHARS, MAX_SCAN_CHARS, addressed_names
 from apps.memories.models import ContextEvent
 from apps.memories.models.memory import INDEX_TERMS_LENGTH
@@ -488,7 +489,7 @@ def _other_speakers_turn(event: ContextEvent, before: dict[int, list[Turn]]) -> 
 
 def _whole_episode(candidate: Candidate) -> bool:
     """The episode of a whole message (not one of a long message's chunks)."""
-    return candidate.memory_type == scoring.EPISODE and int(candidate.metadata.get("chunks", 1)) <= 1
+    return candidate.memory_type == scoring.EPISODE and chunks_of(candidate.metadata) == 1
 
 
 def _same_speaker(first: Turn, second: Message) -> bool:

@@ -10,7 +10,7 @@ from django.utils import timezone
 from apps.core.embeddings import content_hash
 from apps.core.exceptions import ApplicationError
 from apps.memories import scoring
-from apps.memories.extraction.index_words import asked_in, with_index_words
+from apps.memories.extraction.index_words import with_index_words
 from apps.memories.models import Memory, MemoryRevision
 from apps.memories.models.memory import INDEX_TERMS_LENGTH
 from apps.memories.store.revisions import memory_snapshot, revision_record
@@ -68,8 +68,7 @@ def memory_edit(
                     memory.index_terms,
                     content,
                     limit=INDEX_TERMS_LENGTH,
-                    chunks=int(memory.metadata.get("chunks", 1)),
-                    asked=asked_in(memory.metadata),
+                    metadata=memory.metadata,
                 )
                 memories_vectors_refresh([memory])
                 fields += ["content", "content_hash", "index_terms", *EMBEDDING_FIELDS]

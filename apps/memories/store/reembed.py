@@ -10,7 +10,7 @@ from django.db.models import Q, QuerySet
 
 from apps.core.embeddings import cache_scope, get_embedder
 from apps.knowledge.models import KnowledgeChunk
-from apps.memories.extraction.index_words import asked_in, with_index_words
+from apps.memories.extraction.index_words import with_index_words
 from apps.memories.models import Memory, MemoryRevision
 from apps.memories.models.memory import INDEX_TERMS_LENGTH
 from apps.memories.store.writing import EMBEDDING_FIELDS, memories_vectors_refresh
@@ -104,10 +104,8 @@ def index_words_reindex(*, tenant: Tenant | None = None, progress: Callable[[int
     for batch in _batches(memories.only("pk", "content", "index_terms", "metadata"), BATCH * 4):
         updated = []
         for memory in batch:
-            chunks = int(memory.metadata.get("chunks", 1))
-            asked = asked_in(memory.metadata)
             terms = with_index_words(
-                memory.index_terms, memory.content, limit=INDEX_TERMS_LENGTH, chunks=chunks, asked=asked
+                memory.index_terms, memory.content, limit=INDEX_TERMS_LENGTH, metadata=memory.metadata
             )
             if terms != memory.index_terms:
                 memory.index_terms = terms

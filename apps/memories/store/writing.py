@@ -29,7 +29,7 @@ from apps.core.vectors import vector_from_send
 from apps.entities.services import EntityLike, entity_upsert_many
 from apps.memories import scoring
 from apps.memories.extraction.cleaning import is_export_placeholder
-from apps.memories.extraction.index_words import asked_in, with_index_words
+from apps.memories.extraction.index_words import with_index_words
 from apps.memories.extraction.rules import instruction_condition
 from apps.memories.models import Memory, MemoryEntity, MemoryRevision
 from apps.memories.models.memory import INDEX_TERMS_LENGTH
@@ -762,8 +762,7 @@ def _write_one(
             candidate.index_terms[:INDEX_TERMS_LENGTH],
             candidate.content,
             limit=INDEX_TERMS_LENGTH,
-            chunks=int(candidate.metadata.get("chunks", 1)),
-            asked=asked_in(candidate.metadata),
+            metadata=candidate.metadata,
         ),
         source_session_id=candidate.source_session_id,
         is_pinned=candidate.is_pinned,

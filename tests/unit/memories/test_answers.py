@@ -154,6 +154,8 @@ def test_the_asked_words_a_client_could_have_set_are_read_only_when_they_are_wor
 
 
 def test_asked_words_come_after_places_and_kinds_in_the_index_only_part():
-    terms = with_index_words("8 May 2023", "my dog loved the beach in Tampa", limit=120, asked=["third"])
+    terms = with_index_words("8 May 2023", "my dog loved the beach in Tampa", limit=120, metadata={"asked": ["third"]})
     assert terms == "8 May 2023 | city Florida state USA America pet animal third"
-    assert with_index_words("8 May 2023", "plain", limit=120, chunks=3, asked=["third"]) == "8 May 2023"
+    assert (
+        with_index_words("8 May 2023", "plain", limit=120, metadata={"chunks": 3, "asked": ["third"]}) == "8 May 2023"
+    )
