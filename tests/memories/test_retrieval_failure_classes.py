@@ -718,3 +718,56 @@ def test_a_reply_is_found_by_the_words_of_the_question_it_answers(api, tenant):
     assert response.status_code == 200, response.content
     reply.refresh_from_db()
     assert reply.index_terms.endswith("| third screenplay")
+
+
+# "the day after the concert": the question names an event, not a date; Sam's two lazy days are alike
+EVENT = [
+    (
+        datetime(2024, 3, 2, 18, 0, tzinfo=UTC),
+        [
+            ("Sam", "Off to the Arctic Monkeys concert tonight with Lena, so excited!"),
+            ("Alex", "Have the best time!"),
+        ],
+    ),
+    (
+        datetime(2024, 3, 3, 17, 0, tzinfo=UTC),
+        [
+            ("Sam", "Stayed in bed all day today watching films, my ears are still ringing."),
+            ("Alex", "Sounds well earned."),
+        ],
+    ),
+    (
+        datetime(2024, 3, 17, 17, 0, tzinfo=UTC),
+        [
+            ("Sam", "Stayed in bed all day watching films, did nothing at all."),
+            ("Alex", "Get well soon!"),
+        ],
+    ),
+    (
+        datetime(2024, 2, 27, 12, 0, tzinfo=UTC),
+        [
+            ("Sam", "Bought a new denim jacket to wear at the gig."),
+            ("Alex", "Nice one."),
+        ],
+    ),
+]
+
+
+def test_a_time_named_by_an_event_is_a_window_around_the_day_it_happened(api):
+    _ingest(api, "event", EVENT)
+    body = _search(api, "event", "What did Sam do the day after the concert?")
+    # the concert was said of on 2 March: the day after is the 3rd
+    assert body["time_windows"] == [{"text": "the day after the concert", "start": "2024-03-03", "end": "2024-03-04"}]
+    turns = _turns(body, "event")
+    # the day after it ranks above the other lazy day (below it before: the question's words fit both alike)
+    assert turns.index("S2:1") < turns.index("S3:1")
+    lazy_day = next(row for row in body["results"] if row["sources"] == ["event:S2:1"])
+    assert lazy_day["explain"]["time_window"]["text"] == "the day after the concert"
+    # "the week before": the seven days up to the concert's day
+    body = _search(api, "event", "What did Sam buy the week before the concert?")
+    assert body["time_windows"] == [{"text": "the week before the concert", "start": "2024-02-24", "end": "2024-03-02"}]
+    assert _turns(body, "event")[0] == "S4:1"
+    # an event no memory mentions names no window; a date the question writes is read instead of its event
+    assert _search(api, "event", "What did Sam do the day after the wedding?")["time_windows"] == []
+    body = _search(api, "event", "What did Sam do after the concert on 17 March 2024?")
+    assert [window["text"] for window in body["time_windows"]] == ["17 March 2024"]

@@ -43,7 +43,7 @@ from apps.core.embeddings import cache_scope, get_embedder
 from apps.core.rows import bound_cursor
 from apps.core.timing import phase
 from apps.memories import scoring
-from apps.memories.retrieval import candidates
+from apps.memories.retrieval import anchors, candidates
 from apps.memories.retrieval import ranker as ranking
 from apps.memories.retrieval import relevance as relevance_rules
 from apps.memories.retrieval.query import Scope, discriminating, query_terms, scope_stats, surface_names
@@ -140,6 +140,9 @@ def memory_search(
     )
     vector = query_vector if query_vector is not None else embed_query(perspective, tenant=tenant, contact=contact)
     windows = time_window.windows(query, reference=reference_time)
+    if not windows:
+        # "the day after the concert": the day of the event the question names, from the memories (anchors.py)
+        windows = anchors.windows(scope, time_window.event_anchors(query))
     stats = scope_stats(scope, terms.lexemes, groups=terms.groups)
     query_entities = discriminating(terms.named, total=stats.total)
     # a request for advice reads the asker's preferences closest to it too (signals/advice.py)

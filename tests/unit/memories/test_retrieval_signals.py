@@ -428,3 +428,65 @@ def test_the_stage_reads_the_previous_turns_and_nothing_for_a_list_question():
     scores, seeds = [0.8, 0.3, 0.4], [True, True, True]
     assert follow_up.gains(scores, places, seeds, many=False) == pytest.approx([0.0, 0.075, 0.06])
     assert follow_up.gains(scores, places, seeds, many=True) == [0.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("What did Sam do the day after the concert?", [("concert", "day", False, "the day after the concert")]),
+        ("Who called the night before her trip to Paris?", [("trip", "day", True, "the night before her trip")]),
+        (
+            "Where were they the weekend after the wedding?",
+            [("wedding", "weekend", False, "the weekend after the wedding")],
+        ),
+        ("How did she feel after the charity race?", [("charity race", "", False, "after the charity race")]),
+        # the event's words end at the first function word: "the visit to the hospital" is "visit"
+        ("Why did he enlist after the visit to the hospital?", [("visit", "", False, "after the visit")]),
+    ],
+)
+def test_a_time_named_by_an_event_is_read_as_the_event_and_a_span_next_to_it(query, expected):
+    assert [(a.words, a.unit, a.before, a.text) for a in time_window.event_anchors(query)] == expected
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "What did she do the week after the holidays?",  # a time word, not an event
+        "What happened before the end of May?",
+        "What did I say before that?",
+        "What did she do after 8 May?",  # a date: the patterns above read it
+        "What did she cook last night?",
+    ],
+)
+def test_times_and_dates_are_not_events(query):
+    assert time_window.event_anchors(query) == ()
+
+
+def test_an_events_window_is_counted_from_the_day_it_happened():
+    concert = datetime(2024, 3, 2, tzinfo=UTC).date()  # a Saturday
+    day, weekend, week, month, before, after = (
+        time_window.event_anchors(query)[0].window(concert)
+        for query in (
+            "the day after the concert",
+            "the weekend before the concert",
+            "the week after the concert",
+            "the month before the concert",
+            "before the concert",
+            "after the concert",
+        )
+    )
+    span = lambda window: (window.start.date().isoformat(), window.end.date().isoformat())  # noqa: E731
+    assert span(day) == ("2024-03-03", "2024-03-04")
+    assert span(weekend) == ("2024-02-24", "2024-02-26")  # a Saturday's weekend before is the previous one
+    assert span(week) == ("2024-03-03", "2024-03-10")
+    assert span(month) == ("2024-02-01", "2024-03-02")
+    assert span(before) == ("1900-01-01", "2024-03-03")  # open: all time up to the day, the day included
+    assert span(after) == ("2024-03-02", "2200-01-01")
+    assert day.text == "the day after the concert" and day.specificity == 1.0 and after.specificity == 0.1
+
+
+def test_an_events_day_is_the_day_its_memory_names_else_the_day_it_was_said():
+    said = datetime(2024, 3, 3, 17, tzinfo=UTC)
+    assert time_window.event_day(said, "2 March 2024") == datetime(2024, 3, 2, tzinfo=UTC).date()
+    assert time_window.event_day(said, "") == said.date()
+    assert time_window.event_day(said, "March 2024") == said.date()  # a month is not a day

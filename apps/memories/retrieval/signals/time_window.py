@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
+from apps.memories.extraction.words import STOPWORDS
+
 MONTHS = {name.lower(): index for index, name in enumerate(calendar.month_name) if name}
 MONTHS |= {name.lower(): index for index, name in enumerate(calendar.month_abbr) if name}
 MONTHS["sept"] = 9
@@ -126,6 +128,107 @@ def windows(query: str, *, reference: datetime) -> tuple[TimeWindow, ...]:
                 rest = rest.replace(match.group(0), " " * len(match.group(0)), 1)
     found += _dateparser_windows(rest, reference)
     return tuple(dict.fromkeys(found))
+
+
+# "the day after the concert", "the weekend before her trip", "after the move": a time named by an event. The
+# phrase is the event's words up to the first function word ("the visit to the hospital": "visit"), at most
+# four; an event named by a time word ("the week after the holidays") or a number is left to the patterns above
+_UNIT = r"(day|night|morning|afternoon|evening|weekend|week|month)"
+_EVENT = re.compile(
+    rf"\b(?:(?:the|that|a|one)\s+{_UNIT}\s+)?(before|after|prior to)\s+"
+    r"(?:the|her|his|their|our|my|your|that)\s+([a-z][a-z'-]*(?:\s+[a-z][a-z'-]*){0,3})",
+    re.IGNORECASE,
+)
+_NOT_EVENTS = frozenset(
+    {
+        "day",
+        "days",
+        "night",
+        "week",
+        "weeks",
+        "weekend",
+        "month",
+        "months",
+        "year",
+        "years",
+        "time",
+        "end",
+        "beginning",
+        "start",
+        "middle",
+        "first",
+        "last",
+        "next",
+        "holidays",
+        "spring",
+        "summer",
+        "autumn",
+        "fall",
+        "winter",
+        "morning",
+        "afternoon",
+        "evening",
+        "moment",
+        "same",
+        "other",
+        "one",
+        "two",
+        "new",
+    }
+    | set(MONTHS)
+)
+_UNITS = {"night": "day", "morning": "day", "afternoon": "day", "evening": "day"}
+MAX_EVENT_WORDS = 4
+
+
+@dataclass(frozen=True)
+class EventAnchor:
+    """A time the query names by an event: the event's words, and the span before or after the day it
+    happened (`unit` "" for all time before or after it)."""
+
+    words: str  # the event as the query wrote it: "concert", "charity race"
+    unit: str  # day | weekend | week | month | ""
+    before: bool
+    text: str  # the whole expression: "the day after the concert"
+
+    def window(self, day: date) -> TimeWindow:
+        """The window this anchor names once the event's day is known."""
+        return _next_to(day, self.unit, self.before, self.text)
+
+
+def event_anchors(query: str) -> tuple[EventAnchor, ...]:
+    """The times `query` names by an event ("the day after the concert"); () when it names none (an event's
+    day is read from the memories: retrieval/anchors.py)."""
+    found: list[EventAnchor] = []
+    for match in _EVENT.finditer(query):
+        words: list[str] = []
+        for word in match.group(3).split():
+            lowered = word.lower().strip("'-")
+            if lowered in STOPWORDS or len(lowered) <= 2 or lowered in ("did", "does", "was", "were", "is"):
+                break
+            words.append(word)
+        if not words or words[0].lower() in _NOT_EVENTS:
+            continue
+        unit = (match.group(1) or "").lower()
+        text = match.group(0)[: match.group(0).rindex(words[-1]) + len(words[-1])]
+        found.append(
+            EventAnchor(
+                words=" ".join(words[:MAX_EVENT_WORDS]),
+                unit=_UNITS.get(unit, unit),
+                before=match.group(2).lower() != "after",
+                text=text.strip(),
+            )
+        )
+    return tuple(dict.fromkeys(found))
+
+
+def event_day(said_on: datetime, index_terms: str) -> date:
+    """The day a memory's event happened: the first day its index terms name ("yesterday we went to the
+    concert", said on 9 May, names 8 May), else the day it was said."""
+    named = _INDEX_DAY.search(index_terms or "")
+    if named is not None:
+        return date(int(named.group(3)), MONTHS[named.group(2).lower()], int(named.group(1)))
+    return said_on.astimezone(UTC).date()
 
 
 # a memory outside every window the query names keeps this share of its score, less the narrower the window
@@ -258,8 +361,19 @@ def _next_to_date(match: re.Match[str], reference: datetime) -> TimeWindow | Non
     data = _parser(reference.replace(tzinfo=None)).get_date_data(match.group(3))
     if data is None or data.date_obj is None or (data.period or "day") != "day":
         return None
-    anchor = data.date_obj.date()
-    unit, before = match.group(1).lower(), match.group(2).lower() != "after"
+    return _next_to(data.date_obj.date(), match.group(1).lower(), match.group(2).lower() != "after", match.group(0))
+
+
+def _next_to(anchor: date, unit: str, before: bool, text: str) -> TimeWindow:
+    """The day, weekend, week or month just before or after the day `anchor`; no unit ("before the trip"):
+    all time up to the anchor's day, or from it on (the day itself in both: what was said the day of)."""
+    if unit == "":
+        if before:
+            return TimeWindow(_OPEN_PAST, _day(anchor + timedelta(days=1)), text.strip())
+        return TimeWindow(_day(anchor), _OPEN_FUTURE, text.strip())
+    if unit == "month":
+        start = anchor - timedelta(days=30) if before else anchor + timedelta(days=1)
+        return TimeWindow(_day(start), _day(start + timedelta(days=30)), text.strip())
     if unit == "day":
         start = anchor + timedelta(days=-1 if before else 1)
         length = 1
@@ -274,7 +388,7 @@ def _next_to_date(match: re.Match[str], reference: datetime) -> TimeWindow | Non
             else (anchor + timedelta(days=(5 - anchor.weekday()) % 7 or 7))
         )
         length = 2
-    return TimeWindow(_day(start), _day(start + timedelta(days=length)), match.group(0).strip())
+    return TimeWindow(_day(start), _day(start + timedelta(days=length)), text.strip())
 
 
 def _season_start(name: str, which: str, year_text: str | None, reference: datetime) -> datetime:
