@@ -769,5 +769,6 @@ def test_a_time_named_by_an_event_is_a_window_around_the_day_it_happened(api):
     assert _turns(body, "event")[0] == "S4:1"
     # an event no memory mentions names no window; a date the question writes is read instead of its event
     assert _search(api, "event", "What did Sam do the day after the wedding?")["time_windows"] == []
+    assert _search(api, "event", "What did Sam do the day after the themselves?")["time_windows"] == []
     body = _search(api, "event", "What did Sam do after the concert on 17 March 2024?")
     assert [window["text"] for window in body["time_windows"]] == ["17 March 2024"]

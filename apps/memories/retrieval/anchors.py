@@ -42,7 +42,9 @@ def windows(scope: Scope, anchors: Sequence[time_window.EventAnchor]) -> tuple[t
         selects.append(
             f"(SELECT {index}, ts_rank(m.search_vector, {tsquery}), m.occurred_at, m.index_terms "
             "FROM memories_memory m "
-            f"WHERE {scope_sql} AND {scope.matching(tsquery)} "
+            # an event of words the dictionary drops ("the day after the themselves") names nothing: the
+            # scope's token AND-ed with an empty tsquery would match every memory of the scope
+            f"WHERE numnode({tsquery}) > 0 AND {scope_sql} AND {scope.matching(tsquery)} "
             f"ORDER BY ts_rank(m.search_vector, {tsquery}) DESC, m.occurred_at, m.id LIMIT %(event_rows)s)"
         )
     params["event_rows"] = EVENT_ROWS
