@@ -181,3 +181,36 @@ def test_bench_latency_reuses_a_kept_tenant_and_reports_recall_at_other_ef_searc
             assert f"{scope} at ef_search 40, {mode}: recall@10 " in text
     assert "whole tenant at ef_search 40, relaxed_order: recall@10 1.0000" in text  # 150 rows: exact
     assert Memory.objects.filter(tenant__slug="kept").count() == 150  # measured as it is, kept
+
+
+def test_the_periodic_refresh_keeps_each_seeded_contacts_stage():
+    """A seeded contact carries the activity its stage needs: the refresh beat runs (fading from inactivity,
+    the stage from sessions and streak) leaves every stage as seeded. Before, all had one session, and the
+    first refresh made them all "new": GET /context then had no budget and retrieved nothing."""
+    from django.utils import timezone
+
+    from apps.contacts.services.state import contact_state_refresh
+
+    _seed("staged", memories=120, contacts=12)
+    states = ContactState.objects.filter(tenant__slug="staged").select_related("contact")
+    seeded = {state.contact.external_id: state.relationship_stage for state in states}
+    assert seeded["heavy"] == "deep"
+    assert len(set(seeded.values())) >= 3  # a spread of stages, not one
+    for state in states:
+        contact_state_refresh(contact=state.contact, now=timezone.now())
+    assert {state.contact.external_id: state.relationship_stage for state in states.all()} == seeded
+
+
+@pytest.mark.django_db(transaction=True)  # bench_latency VACUUMs
+def test_bench_latency_gives_a_kept_tenants_contacts_their_stage_again_and_refuses_an_empty_context():
+    _seed("faded", memories=150, contacts=3)
+    ContactState.objects.filter(tenant__slug="faded").update(relationship_stage="new", sessions_count=1)
+    out = io.StringIO()
+    call_command("bench_latency", "--reuse", "faded", "--requests", "3", "--recall-queries", "0", stdout=out)
+    assert "3 contacts given their stage again (the heavy one deep)" in out.getvalue()
+    heavy = ContactState.objects.get(tenant__slug="faded", contact__external_id="heavy")
+    assert (heavy.relationship_stage, heavy.sessions_count) == ("deep", 40)
+    # a heavy contact with no budget is refused, not timed (the stage is restored before: its memories are gone)
+    Memory.objects.filter(tenant__slug="faded", contact__external_id="heavy").delete()
+    with pytest.raises(CommandError, match="GET /context of the heavy contact returned no memories"):
+        call_command("bench_latency", "--reuse", "faded", "--requests", "3", "--recall-queries", "0", stdout=out)

@@ -498,6 +498,43 @@ _STAGE_COLUMNS = [
 _STAGE = "synthetic_memory_stage"
 
 
+# a synthetic contact's stage (GET /context's budget: contacts.intelligence.stages) and the activity that earns it,
+# so that the periodic refresh (contacts.services.state.contact_state_refresh) keeps it: the heavy contact is
+# deep, the others spread over the stages by a hash of their id. Until session 38 every contact was written
+# with one session whatever its stage: the first refresh a stack's beat ran made them all "new" (budget 0), and
+# GET /context of the heavy contact measured an empty context (7 ms instead of ~50) without failing
+STAGE_ACTIVITY = {  # stage: (sessions, streak in days, days since last seen)
+    "new": (1, 1, 0),
+    "building": (5, 2, 0),
+    "established": (20, 3, 0),
+    "deep": (40, 20, 0),
+    "fading": (20, 0, 20),
+}
+_STAGES = list(STAGE_ACTIVITY)
+
+
+def stage_contacts(cursor: Any, *, contact_ids: list[Any] | None = None, tenant_id: Any = None) -> int:
+    """Give synthetic contacts (these, or all of a tenant) their stage and the activity that keeps it, as of now:
+    run again on a kept tenant before it is measured (time passing fades every stage). Returns how many."""
+    where, params = ("c.id = ANY(%s)", [contact_ids]) if contact_ids is not None else ("c.tenant_id = %s", [tenant_id])
+    cursor.execute(
+        "UPDATE contacts_contactstate s SET relationship_stage = a.stage, sessions_count = a.sessions, "
+        "active_streak = a.streak, last_seen_at = now() - make_interval(days => a.idle), updated_at = now() "
+        "FROM contacts_contact c CROSS JOIN LATERAL (SELECT CASE WHEN c.external_id = %s THEN 'deep' "
+        "ELSE (%s::text[])[1 + abs(hashtext(c.external_id)) %% 5] END AS stage) p "
+        "JOIN unnest(%s::text[], %s::int[], %s::int[], %s::int[]) AS a(stage, sessions, streak, idle) "
+        f"ON a.stage = p.stage WHERE s.contact_id = c.id AND {where}",
+        [
+            HEAVY,
+            _STAGES,
+            _STAGES,
+            *[[activity[index] for activity in STAGE_ACTIVITY.values()] for index in range(3)],
+            *params,
+        ],
+    )
+    return int(cursor.rowcount)
+
+
 class Seeder:
     """Loads the rows [start, end) of a plan into a tenant; call `load` again with a larger end to grow it
     (the bench grows one tenant 10k → 100k → 1M). Entities and contacts created so far are remembered."""
@@ -727,15 +764,14 @@ class Seeder:
             "FROM synthetic_contact_stage",
             [self.tenant.pk],
         )
-        stages = ["new", "building", "established", "deep", "fading"]  # contacts.intelligence.stages
         cursor.execute(
             "INSERT INTO contacts_contactstate (contact_id, tenant_id, mood, mood_confidence, energy, style, "
             "usual_mood, usual_energy, relationship_stage, active_streak, sessions_count, last_seen_at, churn_risk, "
             "crisis_flag, updated_at) SELECT c.id, c.tenant_id, 'neutral', 0.5, 'medium', 'casual', '', '', "
-            "CASE WHEN c.external_id = %s THEN 'deep' ELSE (%s::text[])[1 + abs(hashtext(c.external_id)) %% 5] END, "
-            "0, 1, now(), 0, false, now() FROM contacts_contact c WHERE c.id = ANY(%s)",
-            [HEAVY, stages, [pk for pk, _, _ in rows]],
+            "'new', 1, 1, now(), 0, false, now() FROM contacts_contact c WHERE c.id = ANY(%s)",
+            [[pk for pk, _, _ in rows]],
         )
+        stage_contacts(cursor, contact_ids=[pk for pk, _, _ in rows])
         report.contacts += len(rows)
 
     def _entity(self, contact_id: uuid.UUID | None, entity_type: str, name: str) -> uuid.UUID:

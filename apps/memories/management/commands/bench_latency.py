@@ -39,6 +39,7 @@ from contextlib import ExitStack, contextmanager
 from typing import Any
 
 import numpy as np
+from django.core.management.base import CommandError
 from django.db import DatabaseError, connection
 from django.utils import timezone
 from rest_framework.test import APIClient
@@ -164,6 +165,9 @@ class Command(DatabaseCommand):
                 else:
                     self.stdout.write(f"measuring '{reused.slug}' as it is ({size:,} memories)…")
                     load = synthetic.LoadReport()
+                    with connection.cursor() as cursor:  # time has passed since it was built: stages fade
+                        staged = synthetic.stage_contacts(cursor, tenant_id=tenant.pk)
+                    self.stdout.write(f"  {staged:,} contacts given their stage again (the heavy one deep)")
                 rows_done = size
                 heavy = Contact.objects.get(tenant=tenant, external_id=synthetic.HEAVY)
                 typical = contact_sample(tenant_id=tenant.pk, count=TYPICAL_CONTACTS, minimum=5)
@@ -174,6 +178,7 @@ class Command(DatabaseCommand):
                     built = synthetic.build_missing_indexes(log=self.stdout.write)
                     self._worker_idle()
                     self._settle(tenant, [heavy.pk, None, *typical])
+                    self._check_context(get_context)
                     with as_in_production():
                         context = self._measure(
                             options["requests"],
@@ -341,6 +346,18 @@ class Command(DatabaseCommand):
             lambda q, _: http.http.post(f"{http.base_url}/memories/search", json={"query": q, "top_k": 10}, timeout=60),
             lambda _, contact: http.http.get(f"{http.base_url}/contacts/{contact}", timeout=60),
         )
+
+    def _check_context(self, get_context: Any) -> None:
+        """The heavy contact's context holds memories: a contact whose stage gives no budget answers GET /context
+        in a few ms without retrieving anything, and a figure of that is no figure of retrieval."""
+        response = get_context(queries(1)[0], synthetic.HEAVY)
+        body = response.json() if response.status_code == 200 else {}
+        if not body.get("memories"):
+            raise CommandError(
+                f"GET /context of the heavy contact returned no memories ({response.status_code}, stage "
+                f"{body.get('state', {}).get('relationship_stage')!r}, budget {body.get('memory_budget')}): "
+                "nothing to time"
+            )
 
     def _floor(self, count: int, get_contact: Any, tenant: Tenant, heavy: Contact) -> str:
         """What every GET /context of the heavy contact pays whatever the ranking does (benchmarks/floor.py):
