@@ -772,3 +772,56 @@ def test_a_time_named_by_an_event_is_a_window_around_the_day_it_happened(api):
     assert _search(api, "event", "What did Sam do the day after the themselves?")["time_windows"] == []
     body = _search(api, "event", "What did Sam do after the concert on 17 March 2024?")
     assert [window["text"] for window in body["time_windows"]] == ["17 March 2024"]
+
+
+LATER_SESSIONS = [
+    "Baked banana bread with my niece this morning.",
+    "The shelter needs winter coats, I dropped off three bags.",
+    "My car made a weird noise on the highway, booked a mechanic.",
+    "Finished a novel about a lighthouse keeper, loved the ending.",
+    "Went kayaking on the lake, saw a heron up close.",
+    "Our neighbour's puppy chewed my garden hose.",
+    "Tried a new ramen place downtown, too salty for me.",
+    "Painted the spare room a pale green over the weekend.",
+    "Volunteered at the food bank sorting canned goods.",
+    "My sister visited and we watched old family videos.",
+    "Got a flu shot at the pharmacy, arm is sore.",
+    "Planted tulip bulbs along the fence for spring.",
+]
+
+
+def test_a_sessions_summary_answers_after_the_episodes_it_sums_up(api, tenant):
+    """Past the newest ten sessions, the 6-hourly job sums a contact's oldest sessions up (lifecycle/compression.py);
+    the summary's sources are all the turns of its session and its episodes stay searchable. A specific question
+    is answered by the episode, the summary after it (× 0.5, as a pattern); asked for a summary, it counts whole."""
+    from apps.contacts.models import Contact
+    from apps.memories.lifecycle.compression import sessions_compress
+
+    sessions = [
+        (
+            DAY - timedelta(days=40),
+            [
+                ("Maria", "I'm running for office again, the community work last year showed me what I can change."),
+                ("John", "That's great news, good luck with the campaign!"),
+                ("Maria", "Thanks! I also started a poetry class on Tuesdays to unwind."),
+            ],
+        )
+    ] + [(DAY - timedelta(days=30 - day), [("Maria", text)]) for day, text in enumerate(LATER_SESSIONS)]
+    _ingest(api, "summed", sessions)
+    contact = Contact.objects.get(tenant=tenant, external_id="summed")
+    # the oldest half of the sessions past the threshold are summed up (the 6-hourly job's session step alone:
+    # its theme step would first fold these short sessions into one pattern)
+    assert sessions_compress(tenant=tenant, contact=contact, now=DAY, threshold=10) == 5
+    summary = Memory.objects.get(
+        tenant=tenant, contact=contact, metadata__compression_source=True, source_session_id="summed:s1"
+    )
+    assert "summed:S1:1" in summary.source_message_ids
+    body = _search(api, "summed", "Why did Maria decide to run for office again?")
+    ids = [row["id"] for row in body["results"]]
+    episode = next(row for row in body["results"] if row["sources"] == ["summed:S1:1"])
+    assert ids.index(episode["id"]) < ids.index(str(summary.pk))
+    summed = next(row for row in body["results"] if row["id"] == str(summary.pk))
+    assert summed["explain"]["pattern_factor"] == 0.5 and episode["explain"]["pattern_factor"] == 1.0
+    body = _search(api, "summed", "Give me a summary of what Maria said about running for office")
+    summed = next(row for row in body["results"] if row["id"] == str(summary.pk))
+    assert summed["explain"]["pattern_factor"] == 1.0

@@ -169,6 +169,7 @@ class Candidate:
     chunks: int = 1  # how many chunks its source message was split into (ingest; 1: not split)
     condition: str = ""  # a standing instruction's condition (its context_cosine is the query's to it)
     sequence: int | None = None  # its ledger position: with occurred_at, its place among its session's turns
+    sums_up_session: bool = False  # a session's summary, written by compression (its episodes stay searchable)
 
 
 def fetch(
@@ -311,7 +312,8 @@ def fetch(
         "coalesce(m.metadata->>'speaker', ''), m.index_terms, "
         "CASE WHEN jsonb_typeof(m.metadata->'chunk') = 'number' THEN m.metadata->>'chunk' END, "
         "CASE WHEN jsonb_typeof(m.metadata->'chunks') = 'number' THEN m.metadata->>'chunks' END, "
-        "coalesce(m.metadata->>'instruction_condition', ''), m.source_sequence "
+        "coalesce(m.metadata->>'instruction_condition', ''), m.source_sequence, "
+        "m.metadata ? 'compression_source' "
         "FROM candidate k JOIN memories_memory m ON m.id = k.id"
     )
     # a large scope searches the vector index wider (retrieval/vector_effort.py: its recall, and the plans)
@@ -337,6 +339,7 @@ def fetch(
             chunks=chunk_share.split_into(row[21], row[22]),
             condition=row[23],
             sequence=row[24],
+            sums_up_session=bool(row[25]),
         )
         for row in rows
     ]

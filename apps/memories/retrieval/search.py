@@ -249,7 +249,9 @@ def memory_search(
             score = scoring.ranked_score(relevance=value, signals=signals, weights=weights, outdated=outdated)
         window_factor = outside_windows if outside_window else 1.0
         chunk_factor = chunk_share.factor(candidate.chunks, summary=summary)
-        pattern_factor = pattern_share.factor(candidate.memory.memory_type, summary=summary)
+        pattern_factor = pattern_share.factor(
+            candidate.memory.memory_type, summary=summary, session_summary=candidate.sums_up_session
+        )
         score = factored(score, window_factor=window_factor, chunk_factor=chunk_factor, pattern_factor=pattern_factor)
         signals_of.append(signals)
         scores.append(score)

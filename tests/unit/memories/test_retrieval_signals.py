@@ -222,6 +222,9 @@ def test_a_pattern_counts_half_unless_a_summary_is_asked_for():
     assert pattern_share.factor("pattern") == 0.5
     assert pattern_share.factor("pattern", summary=True) == 1.0
     assert {pattern_share.factor(kind) for kind in ("episode", "fact", "preference")} == {1.0}
+    # a session's summary (a fact compression writes) sums its episodes up as a pattern does
+    assert pattern_share.factor("fact", session_summary=True) == 0.5
+    assert pattern_share.factor("fact", summary=True, session_summary=True) == 1.0
 
 
 def test_a_chunk_of_a_long_message_counts_its_share_and_an_unsplit_turn_all():
