@@ -225,10 +225,8 @@ def event_anchors(query: str) -> tuple[EventAnchor, ...]:
 def event_day(said_on: datetime, index_terms: str) -> date:
     """The day a memory's event happened: the first day its index terms name ("yesterday we went to the
     concert", said on 9 May, names 8 May), else the day it was said."""
-    named = _INDEX_DAY.search(index_terms or "")
-    if named is not None:
-        return date(int(named.group(3)), MONTHS[named.group(2).lower()], int(named.group(1)))
-    return said_on.astimezone(UTC).date()
+    named = _days_named(index_terms or "")
+    return named[0] if named else said_on.astimezone(UTC).date()
 
 
 # a memory outside every window the query names keeps this share of its score, less the narrower the window
@@ -260,15 +258,17 @@ _INDEX_MONTH = re.compile(r"(?<![\d]) ?\b(" + "|".join(calendar.month_name[1:]) 
 def named_days(index_terms: str) -> list[datetime]:
     """The days an episode's index terms name, in the format `extraction.dates` writes them: '8 May 2023'
     is that day; a month named alone ('April 2023', from "last month") counts as its first day."""
-    days = [
-        datetime(int(year), MONTHS[month.lower()], int(day), tzinfo=UTC)
-        for day, month, year in _INDEX_DAY.findall(index_terms)
-    ]
+    days = [_day(day) for day in _days_named(index_terms)]
     without_days = _INDEX_DAY.sub(" ", index_terms)
     days += [
         datetime(int(year), MONTHS[month.lower()], 1, tzinfo=UTC) for month, year in _INDEX_MONTH.findall(without_days)
     ]
     return days
+
+
+def _days_named(index_terms: str) -> list[date]:
+    """The days (not the months) index terms name, in order: '8 May 2023' is that day."""
+    return [date(int(year), MONTHS[month.lower()], int(day)) for day, month, year in _INDEX_DAY.findall(index_terms)]
 
 
 def warm() -> None:
