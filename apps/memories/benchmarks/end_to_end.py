@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from apps.conversations.models import Conversation
@@ -188,11 +189,12 @@ def settle(*, tenant: Tenant, jobs: tuple[str, ...], on_poll: Callable[[int, int
             dispatch.conversation_consolidation_queue(conversation_id=conversation_id)
         wait_drained(on_poll=on_poll)
     if "periodic" in jobs:
+        state = _consolidation_state(tenant)
         for _ in range(MAX_PERIODIC_ROUNDS):
-            before = _consolidation_state(tenant)
             dispatch.tenant_consolidation_queue(tenant_id=tenant.pk)
             wait_drained(on_poll=on_poll)
-            if _consolidation_state(tenant) == before:
+            state, before = _consolidation_state(tenant), state
+            if state == before:
                 break
     return time.monotonic() - started
 
@@ -200,8 +202,10 @@ def settle(*, tenant: Tenant, jobs: tuple[str, ...], on_poll: Callable[[int, int
 def _consolidation_state(tenant: Tenant) -> tuple[int, int]:
     """How many memories the tenant holds and how many are compressed: a periodic run that changes neither
     has nothing left to do."""
-    memories = Memory.objects.filter(tenant=tenant)
-    return memories.count(), memories.filter(is_compressed=True).count()
+    counts = Memory.objects.filter(tenant=tenant).aggregate(
+        memories=Count("id"), compressed=Count("id", filter=Q(is_compressed=True))
+    )
+    return counts["memories"], counts["compressed"]
 
 
 def run_http(

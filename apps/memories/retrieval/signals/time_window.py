@@ -204,7 +204,7 @@ def event_anchors(query: str) -> tuple[EventAnchor, ...]:
         words: list[str] = []
         for word in match.group(3).split():
             lowered = word.lower().strip("'-")
-            if lowered in STOPWORDS or len(lowered) <= 2 or lowered in ("did", "does", "was", "were", "is"):
+            if lowered in STOPWORDS or len(lowered) <= 2:
                 break
             words.append(word)
         if not words or words[0].lower() in _NOT_EVENTS:
