@@ -145,6 +145,43 @@ def test_a_speaker_is_found_by_the_name_the_other_speaker_calls_them(api, tenant
     assert "S1:2" in turns[:2]
 
 
+# both speakers greet each other by name; what Ben thinks of Alex's chili is said once, to her, without a name
+BOTH_NAMED = [
+    (
+        DAY,
+        [
+            ("Ben", "Alex, what do you think about the new neighbours?"),
+            ("Alex", "Ben, they seem nice. I think they have two dogs."),
+            ("Ben", "Alex, I cooked for them last night, a big pot of soup."),
+            ("Alex", "Ben, that was kind. I brought them some lentil chili on Sunday."),
+            ("Ben", "Your chili is the best thing I have eaten all year, I could eat it every day."),
+            ("Alex", "Ben, you always say that about food."),
+        ],
+    ),
+    (
+        DAY + timedelta(days=2),
+        [
+            ("Alex", "Ben, what do you think about the match tonight?"),
+            ("Ben", "Alex, I think we will lose again."),
+            ("Alex", "Ben, don't be so gloomy, Alex believes in the team!"),
+            ("Ben", "Alex, fine, I will think positive."),
+        ],
+    ),
+]
+
+
+def test_a_question_about_both_speakers_is_read_from_their_side(api):
+    _ingest(api, "both", BOTH_NAMED)
+    body = _search(api, "both", "What did Ben say about Alex's chili?")
+    # embedded as Ben would say it to Alex: his "Your chili is the best thing…" first, no longer behind the turns
+    # that name them ("Ben, you always say that about food.", "Ben, … I brought them some lentil chili")
+    assert body["embedded_as"] == "What did I say about your chili?"
+    assert sorted(body["speakers"]) == ["alex", "ben"]
+    assert _turns(body, "both")[0] == "S1:5"
+    together = _search(api, "both", "What do Ben and Alex think about the neighbours?")
+    assert together["embedded_as"] == "What do we think about the neighbours?"
+
+
 def test_interjections_places_and_the_other_speaker_are_no_ones_alias(api, tenant):
     turns = [
         ("Jordan", "Hey Rosie! How was the weekend?"),

@@ -84,6 +84,7 @@ def search_payload(
         body["candidates"] = result.candidates
         body["time_windows"] = [window.explain() for window in result.time_windows]
         body["speakers"] = list(result.speakers)
+        body["embedded_as"] = result.embedded_as
         body["diversified"] = result.diversified
         body["summary"] = result.summary
         body["advice"] = result.advice

@@ -131,13 +131,10 @@ def memory_search(
     scope = Scope(tenant, contact, tuple(memory_types), include_compressed=True, key_prefix=key_prefix)
     terms = query_terms(scope, query)
     speakers = {item.entity.slug: item for item in terms.named if item.is_speaker}
-    # a question about one speaker is embedded as they would say it: "What did Caroline paint?" is closest
-    # to her "I painted a sunrise", not to every turn that greets her by name (signals/speaker.py)
-    perspective = (
-        speaker_signal.perspective(query, names=surface_names(query, next(iter(speakers.values()))))
-        if len(speakers) == 1
-        else query
-    )
+    # a question about the speakers is embedded as they would say it: "What did Caroline paint?" is closest to
+    # her "I painted a sunrise", "What did Jon say about Gina's store?" to his "your store looks great", not to
+    # every turn that greets them by name (signals/speaker.py)
+    perspective = speaker_signal.perspective_for(query, [surface_names(query, item) for item in speakers.values()])
     vector = query_vector if query_vector is not None else embed_query(perspective, tenant=tenant, contact=contact)
     windows = time_window.windows(query, reference=reference_time)
     if not windows:
@@ -325,6 +322,7 @@ def memory_search(
         candidates=len(found),
         time_windows=windows,
         speakers=tuple(sorted(speakers)),
+        embedded_as=perspective,
         diversified=many,
         summary=summary,
         advice=advice_request,

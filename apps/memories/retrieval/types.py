@@ -128,7 +128,9 @@ class SearchResult:
     query_entities: list[EntityRef] = field(default_factory=list)
     candidates: int = 0
     time_windows: tuple[time_window.TimeWindow, ...] = ()
-    speakers: tuple[str, ...] = ()  # the speaker the query names (its slug), when it names exactly one
+    speakers: tuple[str, ...] = ()  # the speakers the query names (their slugs)
+    # the text the query was embedded as: from the side of the speakers it names (signals/speaker.py)
+    embedded_as: str = ""
     diversified: bool = False  # a list or count question: ranked for coverage (signals/diversity.py)
     summary: bool = False  # a request for a summary: no chunk share (signals/chunk_share.asks_for_summary)
     advice: bool = False  # a request for advice: the asker's fitting preferences go first (signals/advice.py)

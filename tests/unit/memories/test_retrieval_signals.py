@@ -114,10 +114,33 @@ def test_index_terms_name_days_and_months():
         ("Who gave Mel a gift?", ["Mel"], "Who gave me a gift?"),
         ("When did Mel go hiking with Caroline?", ["Mel"], "When did I go hiking with Caroline?"),
         ("What did Caroline research?", [], "What did Caroline research?"),
+        # the query's words come with their possessive ("Caroline's"): still the name
+        ("What is Caroline's identity?", ["Caroline's"], "What is my identity?"),
     ],
 )
 def test_a_question_about_one_speaker_is_embedded_from_their_side(query, names, expected):
     assert speaker.perspective(query, names=names) == expected
+    assert speaker.perspective_for(query, [names] if names else []) == expected
+
+
+@pytest.mark.parametrize(
+    ("query", "names", "expected"),
+    [
+        # the one named first is "I", the other "you"
+        ("What did Jon say about Gina's store?", [["Gina's"], ["Jon"]], "What did I say about your store?"),
+        ("What does Mel think about Caroline?", [["Caroline"], ["Mel"]], "What does I think about you?"),
+        ("Who gave Caroline a gift from Mel?", [["Mel"], ["Caroline"]], "Who gave me a gift from you?"),
+        # both together are "we", "us" after a verb or preposition that takes an object, "our" with a possessive
+        ("What do Jon and Gina both like?", [["Jon"], ["Gina"]], "What do we both like?"),
+        ("Who helped Gina and Jon?", [["Jon"], ["Gina"]], "Who helped us?"),
+        ("What did Jon and Gina's kids paint?", [["Gina's"], ["Jon"]], "What did our kids paint?"),
+        # three speakers named, or none: the question as asked
+        ("Did Ann, Bo and Cy meet?", [["Ann"], ["Bo"], ["Cy"]], "Did Ann, Bo and Cy meet?"),
+        ("What did they paint?", [], "What did they paint?"),
+    ],
+)
+def test_a_question_about_both_speakers_is_embedded_as_they_would_say_it_to_each_other(query, names, expected):
+    assert speaker.perspective_for(query, names) == expected
 
 
 def test_the_speaker_signal_needs_exactly_one_named_speaker():

@@ -8,13 +8,20 @@ addresses them by: "Thanks, Mel!" makes "Mel" an alias of the speaker labelled "
 apps/entities/services.py `entity_aliases_link`). A query naming both speakers, or none, matches nobody: the
 signal only separates when the question is about one of them.
 
+The query is embedded from the speakers' side (`perspective_for`): turns are said in the first person to the
+other person ("I painted a sunrise", "your store looks great"), so a question about one speaker is put as they
+would say it ("What did Caroline paint?" → "What did I paint?"), and one about both as they would say it to
+each other ("What did Jon say about Gina's store?" → "What did I say about your store?", "What do Jon and Gina
+both like?" → "What do we both like?"). With the names left in, the question's embedding was closest to the
+turns that greet a speaker by name.
+
 Pure (no Django): `search.py` resolves the query's names to speaker slugs and reads each candidate's speaker.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 
 from apps.memories.extraction.rules import slugify
 
@@ -45,10 +52,53 @@ def perspective(query: str, *, names: Collection[str]) -> str:
     asked."""
     if not names:
         return query
-    alternation = "|".join(re.escape(name) for name in sorted(set(names), key=len, reverse=True))
+    alternation = _alternation(names)
     rewritten = re.sub(rf"\b(?:{alternation})['’]s\b", "my", query)
 
     def person(match: re.Match[str]) -> str:
         return "me" if _OBJECT_BEFORE.search(rewritten[: match.start()]) else "I"
 
     return re.sub(rf"\b(?:{alternation})\b", person, rewritten)
+
+
+def perspective_of_two(query: str, *, first: Collection[str], second: Collection[str]) -> str:
+    """The question about both speakers as they would put it to each other: the two together ("Jon and Gina",
+    "Gina and Jon") become "we" ("us" after a verb or preposition that takes an object, "our" for "Jon and
+    Gina's"); then the one named `first` becomes "I"/"me"/"my" (`perspective`) and the other "you"/"your".
+    `first`, `second`: the words of the query that name each (a label or an alias)."""
+    if not first or not second:
+        return query
+    one, other = _alternation(first), _alternation(second)
+    both = rf"(?:(?:{one})\s+and\s+(?:{other})|(?:{other})\s+and\s+(?:{one}))"
+    rewritten = re.sub(rf"\b{both}['’]s\b", "our", query)
+
+    def together(match: re.Match[str]) -> str:
+        return "us" if _OBJECT_BEFORE.search(rewritten[: match.start()]) else "we"
+
+    rewritten = perspective(re.sub(rf"\b{both}\b", together, rewritten), names=first)
+    rewritten = re.sub(rf"\b(?:{other})['’]s\b", "your", rewritten)
+    return re.sub(rf"\b(?:{other})\b", "you", rewritten)
+
+
+def perspective_for(query: str, names: Sequence[Collection[str]]) -> str:
+    """The text to embed for `query`, given the words that name each speaker it names (one collection per
+    speaker): one speaker's perspective, both speakers' (the one the question names first is "I"), or the
+    query as asked when it names no speaker or more than two."""
+    if len(names) == 1:
+        return perspective(query, names=names[0])
+    if len(names) != 2:
+        return query
+    first, second = sorted(names, key=lambda words: _first_position(query, words))
+    return perspective_of_two(query, first=first, second=second)
+
+
+def _alternation(names: Collection[str]) -> str:
+    """The names as one regex alternation, longest first; a name given with its possessive ("Caroline's", as
+    the query's words come) counts as the name."""
+    bare = {re.sub(r"['’]s$", "", name) for name in names}
+    return "|".join(re.escape(name) for name in sorted(bare, key=len, reverse=True))
+
+
+def _first_position(query: str, names: Collection[str]) -> int:
+    found = re.search(rf"\b(?:{_alternation(names)})\b", query) if names else None
+    return found.start() if found else len(query)
