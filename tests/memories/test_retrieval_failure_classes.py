@@ -1,6 +1,7 @@
 """The failure classes seen on real chats nobody tuned on (issue 31), each on a small made-up conversation
-through the API: a name in half the turns, a speaker's alias, a dated question, a list question, a paraphrase.
-Each test shows what the search does now and, through `explain`, which signal made it so."""
+through the API: a name in half the turns, a speaker's alias, a question about both speakers, a dated question,
+a list question, a paraphrase. Each test shows what the search does now and, through `explain`, which signal
+made it so."""
 
 from __future__ import annotations
 
