@@ -73,15 +73,29 @@ def memory_line(memory_type: str, content: str, *, outdated: bool = False) -> st
 
 
 def budget_memories(
-    scored: Sequence[ScoredT], *, budget: int, count_tokens: Callable[[str], int], max_items: int = 20
+    scored: Sequence[ScoredT],
+    *,
+    budget: int,
+    count_tokens: Callable[[str], int],
+    max_items: int = 20,
+    leading: int = 0,
 ) -> BudgetedMemories[ScoredT]:
-    """Preferences first (small, always matter), then by score; a memory that does not fit the token
+    """The first `leading` of `scored` (the query's best matches) before the others. Among the leading,
+    preferences, then facts, then the rest, each by score: a fact drawn from an episode says it in fewer words
+    and is the line an owner corrects, so it is placed before the episode that would make it a repeat. Among
+    the others preferences first (small, always matter), then by score. A memory that does not fit the token
     budget is dropped — so the lowest-scored go first — while smaller ones after it may still fit. A memory
     that a line placed before it already says (`overlap.says_again`: "I have a dog named Bruno." after "Has a
     dog named Bruno") is dropped too: no tokens for a line the model has read."""
-    ordered = sorted(
-        scored, key=lambda item: (item.memory.memory_type != scoring.PREFERENCE, -item.score, str(item.memory.pk))
-    )
+    distilled: dict[str, int] = {scoring.PREFERENCE: 0, scoring.FACT: 1}
+
+    def leading_order(item: ScoredT) -> tuple[int, float, str]:
+        return (distilled.get(item.memory.memory_type, 2), -item.score, str(item.memory.pk))
+
+    def order(item: ScoredT) -> tuple[bool, float, str]:
+        return (item.memory.memory_type != scoring.PREFERENCE, -item.score, str(item.memory.pk))
+
+    ordered = sorted(scored[:leading], key=leading_order) + sorted(scored[leading:], key=order)
     selected: list[ScoredT] = []
     dropped: list[ScoredT] = []
     lines: list[str] = []

@@ -12,7 +12,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from apps.contacts.intelligence.stages import EVERYTHING, STAGE_DENSITY, STAGE_MEMORY_BUDGETS
+from apps.contacts.intelligence.stages import EVERYTHING, STAGE_DENSITY, STAGE_MEMORY_BUDGETS, Density
 from apps.contacts.models import Contact
 from apps.context.budgets import budget_memories
 from apps.context.fences import DATA_NOT_INSTRUCTIONS, inline
@@ -26,6 +26,8 @@ from apps.memories.retrieval.types import EntityRef, ScoredMemory
 from apps.tenants.models import Tenant
 
 CONTEXT_CANDIDATES = 40
+# the query's best matches: in the context whatever the stage's density (types, recent episodes only, last topic)
+QUERY_LED = 5
 
 
 @dataclass
@@ -38,6 +40,8 @@ class ContextBundle:
     memory_budget: int
     tokens_used: int
     dropped: list[ScoredMemory] = field(default_factory=list)
+    # the memories in the context as the query's best matches (QUERY_LED), not by the stage's density
+    query_led: frozenset[Any] = frozenset()
     profile: dict[str, Any] = field(default_factory=dict)
     crisis: dict[str, Any] | None = None
 
@@ -65,6 +69,77 @@ def render_context_text(
     return "\n".join(parts)
 
 
+def _not_in_window(scored: list[ScoredMemory], conversation: Conversation | None) -> list[ScoredMemory]:
+    """Episodes of turns still in the conversation's session window are already in the prompt's chat history."""
+    in_window = _in_window_message_ids(conversation)
+    if not in_window:
+        return scored
+    return [
+        item
+        for item in scored
+        if not (
+            item.memory.memory_type == scoring.EPISODE
+            and item.memory.source_message_ids
+            and set(item.memory.source_message_ids) <= in_window
+        )
+    ]
+
+
+def _admits(density: Density, item: ScoredMemory, *, now: datetime) -> bool:
+    """Does the stage's density hold this memory: its type, and for an episode how recent it is."""
+    if item.memory.memory_type not in density.memory_types:
+        return False
+    if density.recent_episode_days is None or item.memory.memory_type != scoring.EPISODE:
+        return True
+    return item.memory.occurred_at >= now - timedelta(days=density.recent_episode_days)
+
+
+def _query_led(
+    *,
+    tenant: Tenant,
+    contact: Contact,
+    query: str,
+    density: Density,
+    conversation: Conversation | None,
+    now: datetime,
+) -> tuple[list[ScoredMemory], int]:
+    """What a context with a query holds before the budget, and how many of them lead: the query's QUERY_LED
+    best matches of any type and age, then the stage's density (its types ranked for the query, episodes only
+    when recent, or the last topic). The density says what a stage's context is made of — what a message
+    that asks for nothing in particular ("hey, how's it going?") is answered with; a message about an old
+    episode, or one at the "building" stage about anything but a fact, is answered from a memory that the
+    density alone never handed to the model (docs/benchmarks.md, "What the model is handed"). A stage that
+    holds every type searches once; one that holds some types searches them apart, so its background stays
+    what it was."""
+    everything = density.memory_types == EVERYTHING.memory_types and not density.last_topic_only
+    found = memory_search(
+        tenant=tenant,
+        contact=contact,
+        query=query,
+        top_k=CONTEXT_CANDIDATES if everything else QUERY_LED,
+        memory_types=EVERYTHING.memory_types,
+        now=now,
+    ).results
+    found = _not_in_window(found, conversation)
+    leading = found[:QUERY_LED]
+    if everything:
+        return found, len(leading)
+    if density.last_topic_only:
+        background = last_episode(tenant=tenant, contact=contact, now=now)
+    else:
+        background = memory_search(
+            tenant=tenant,
+            contact=contact,
+            query=query,
+            top_k=CONTEXT_CANDIDATES,
+            memory_types=density.memory_types,
+            now=now,
+        ).results
+        background = [item for item in _not_in_window(background, conversation) if _admits(density, item, now=now)]
+    chosen = {item.memory.pk for item in leading}
+    return leading + [item for item in background if item.memory.pk not in chosen], len(leading)
+
+
 def context_assemble(
     *,
     tenant: Tenant,
@@ -78,16 +153,23 @@ def context_assemble(
     now: datetime | None = None,
 ) -> ContextBundle:
     """The stage sets the budget and the density (`stages.STAGE_DENSITY`: which memory types, episodes how
-    recent, or only the last topic); a caller's `token_budget` sets the budget and opens every type."""
+    recent, or only the last topic); a caller's `token_budget` sets the budget and opens every type. The
+    query's QUERY_LED best matches are in the context whatever the density (`_query_led`)."""
     now = now or timezone.now()
     stage = state.get("relationship_stage", "new")
     budget = token_budget if token_budget is not None else STAGE_MEMORY_BUDGETS.get(stage, 0)
     density = EVERYTHING if token_budget is not None else STAGE_DENSITY.get(stage, EVERYTHING)
     scored: list[ScoredMemory] = []
-    if budget > 0 and density.last_topic_only:
+    leading = 0
+    opened = bool(density.memory_types) or density.last_topic_only
+    if budget > 0 and opened and query.strip():
+        scored, leading = _query_led(
+            tenant=tenant, contact=contact, query=query, density=density, conversation=conversation, now=now
+        )
+    elif budget > 0 and density.last_topic_only:
         scored = last_episode(tenant=tenant, contact=contact, now=now)
     elif budget > 0 and density.memory_types:
-        scored = memory_search(
+        found = memory_search(
             tenant=tenant,
             contact=contact,
             query=query,
@@ -95,27 +177,9 @@ def context_assemble(
             memory_types=density.memory_types,
             now=now,
         ).results
-        if density.recent_episode_days is not None:
-            since = now - timedelta(days=density.recent_episode_days)
-            scored = [
-                item
-                for item in scored
-                if item.memory.memory_type != scoring.EPISODE or item.memory.occurred_at >= since
-            ]
-        in_window = _in_window_message_ids(conversation)
-        if in_window:
-            # episodes of turns still in the session window are already in the prompt's chat history
-            scored = [
-                item
-                for item in scored
-                if not (
-                    item.memory.memory_type == scoring.EPISODE
-                    and item.memory.source_message_ids
-                    and set(item.memory.source_message_ids) <= in_window
-                )
-            ]
+        scored = [item for item in _not_in_window(found, conversation) if _admits(density, item, now=now)]
     with phase("assembly"):
-        budgeted = budget_memories(scored, budget=budget, count_tokens=count_tokens)
+        budgeted = budget_memories(scored, budget=budget, count_tokens=count_tokens, leading=leading)
     entities: dict[str, EntityRef] = {}
     linked = memory_entities(memory_ids=[item.memory.pk for item in budgeted.selected])
     for item in budgeted.selected:
@@ -137,4 +201,5 @@ def context_assemble(
         memory_budget=budget,
         tokens_used=budgeted.tokens_used,
         dropped=budgeted.dropped,
+        query_led=frozenset(item.memory.pk for item in scored[:leading]),
     )

@@ -79,6 +79,7 @@ def context_payload(
         if explain:
             row["sources"] = list(item.memory.source_message_ids)
             row["explain"] = item.explain()
+            row["placed_by"] = "query" if item.memory.pk in bundle.query_led else "stage"
         memories.append(row)
     body: dict[str, Any] = {
         "contact": {

@@ -15,7 +15,7 @@ from apps.memories.ingest.services import memory_add
 from apps.memories.lifecycle.deferred import near_duplicates_merge
 from apps.memories.models import Memory
 from apps.memories.store.writing import Candidate, MemoryVectors, memories_write
-from tests.factories import ContactFactory
+from tests.factories import GARDEN_TOPICS, ContactFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -197,18 +197,62 @@ STAGE_MEMORIES = [
     ],
 )
 def test_each_stage_has_its_density(api, tenant, stage, token_budget, expected):
+    """What a stage's context is made of when the message asks for nothing in particular (no query): the
+    density alone. A query's best matches join it whatever their type or age (the test below)."""
     contact = ContactFactory(tenant=tenant, external_id="asha")
     ContactState.objects.create(contact=contact, tenant=tenant, relationship_stage=stage)
     for memory_type, content, days_ago in STAGE_MEMORIES:
         change = memory_add(tenant=tenant, contact=contact, memory_type=memory_type, content=content, actor="test")
         Memory.objects.filter(pk=change.memory.pk).update(occurred_at=timezone.now() - timedelta(days=days_ago))
 
-    params = {"query": "what do I know about her life?"}
-    if token_budget is not None:
-        params["token_budget"] = token_budget
+    params = {"token_budget": token_budget} if token_budget is not None else {}
     body = api.get("/api/v1/context/asha", params).json()
 
     assert {memory["content"] for memory in body["memories"]} == expected
+
+
+# an old episode among a contact's many memories: what her question is about
+OLD_CHORES = ["leaking kitchen tap", "squeaky door", "broken fence", "flat bicycle tyre", "cracked window", "printer"]
+ASKED_ABOUT = "Visited Goa for a cousin's wedding and danced at the sangeet"
+BACKGROUND = [
+    ("fact", "Works as a nurse at the city hospital", 1),
+    ("fact", "Lives in Pune with her parents", 1),
+    ("preference", "Loves spicy food", 1),
+    ("preference", "Prefers texting over calls", 1),
+    *[("episode", f"Talked about the {topic} at work this week", 3) for topic in GARDEN_TOPICS[:8]],
+    ("episode", "Went hiking in the hills with her sister", 2),
+    ("episode", ASKED_ABOUT, 90),
+    *[("episode", f"Fixed the {thing} over the weekend", 120) for thing in OLD_CHORES],
+]
+
+
+@pytest.mark.parametrize("stage", ["building", "established", "deep", "fading", "dormant"])
+def test_the_query_s_best_matches_are_in_the_context_whatever_the_stage(api, tenant, stage):
+    """The density decides what fills a stage's context, not whether the memory the message asks about is in
+    it: asked about a wedding of three months ago, every stage with a budget hands that episode to the model
+    (before: only "deep" did — "established" holds episodes of the last 30 days, "building" facts,
+    "fading" facts and preferences, "dormant" the last topic). The rest is the stage's as before: an old
+    episode the query does not reach stays out, and "building" still carries its facts."""
+    contact = ContactFactory(tenant=tenant, external_id="asha")
+    ContactState.objects.create(contact=contact, tenant=tenant, relationship_stage=stage)
+    for memory_type, content, days_ago in BACKGROUND:
+        change = memory_add(tenant=tenant, contact=contact, memory_type=memory_type, content=content, actor="test")
+        Memory.objects.filter(pk=change.memory.pk).update(occurred_at=timezone.now() - timedelta(days=days_ago))
+
+    body = api.get(
+        "/api/v1/context/asha", {"query": "how was the wedding in Goa? did you dance?", "explain": "true"}
+    ).json()
+
+    assert ASKED_ABOUT in [memory["content"] for memory in body["memories"]]
+    placed = {memory["content"]: memory["placed_by"] for memory in body["memories"]}
+    assert placed[ASKED_ABOUT] == "query"
+    order = [memory["placed_by"] for memory in body["memories"]]
+    assert order == sorted(order, key=lambda by: by != "query")  # the query's matches lead the block
+    assert order.count("query") <= 5
+    if stage != "deep":  # old episodes the query does not reach stay out: at most the other leading places
+        assert sum(1 for thing in OLD_CHORES if f"Fixed the {thing} over the weekend" in placed) < 5
+    if stage == "building":
+        assert {"Works as a nurse at the city hospital", "Lives in Pune with her parents"} <= set(placed)
 
 
 def test_a_long_message_is_remembered_to_its_end(api):

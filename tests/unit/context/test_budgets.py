@@ -53,3 +53,18 @@ def test_at_most_max_items():
     items = [Scored(Line(str(index), "fact", f"Note {index}"), 1.0 - index / 10) for index in range(5)]
     budgeted = budget_memories(items, budget=100, count_tokens=words, max_items=3)
     assert budgeted.selected == items[:3] and budgeted.dropped == items[3:]
+
+
+def test_the_query_s_best_matches_lead_and_a_fact_comes_before_the_episode_it_was_drawn_from():
+    # the first two are the query's best matches: they are placed before a preference of the stage's and
+    # take the budget first; among them the fact goes before the higher-scored episode that repeats it
+    episode = Scored(Line("a", "episode", "I work at Infosys in Chennai"), 0.9)
+    fact = Scored(Line("b", "fact", "Works at Infosys in Chennai"), 0.7)
+    preference = Scored(Line("c", "preference", "Avoids politics"), 0.1)
+    other = Scored(Line("d", "episode", "Went trekking in Coorg last weekend"), 0.8)
+    budgeted = budget_memories([episode, fact, preference, other], budget=9, count_tokens=words, leading=2)
+    assert budgeted.selected == [fact, preference]
+    assert budgeted.dropped == [episode, other]  # a repeat of the fact; then what does not fit
+    unled = budget_memories([episode, fact, preference, other], budget=100, count_tokens=words)
+    assert unled.selected == [preference, episode, other]  # without leading: the fact is a repeat of the episode
+    assert unled.dropped == [fact]
