@@ -58,7 +58,7 @@ format: $(STAMP)
 # Benchmarks print figures (docs/benchmarks.md records them); they use the dev database under var/.
 bench: $(STAMP)
 	$(BIN)/python manage.py migrate --verbosity 0
-	$(BIN)/python manage.py bench_retrieval --via-http --path ../shared/data/locomo10.json
+	$(BIN)/python manage.py bench_retrieval --via-http --context stage,2000 --path ../shared/data/locomo10.json
 	$(BIN)/python manage.py bench_retrieval --via-http --dataset locomo --bursts --path ../shared/data/locomo10.json
 	$(BIN)/python manage.py bench_load --writers 1 --readers 1 --seconds 60
 	$(BIN)/python manage.py bench_extraction

@@ -201,6 +201,14 @@ def test_bench_retrieval_reuse_in_process_asks_a_kept_tenant_without_ingesting(t
         call_command(*reuse, "locomo=nobody-here")
 
 
+@pytest.mark.django_db
+def test_bench_retrieval_context_round_needs_http_and_says_what_it_takes():
+    with pytest.raises(CommandError, match="it needs --via-http"):
+        call_command("bench_retrieval", "--context", "stage")
+    with pytest.raises(CommandError, match="not 'deep'"):
+        call_command("bench_retrieval", "--via-http", "--context", "stage,deep")
+
+
 @pytest.mark.celery_worker
 @pytest.mark.django_db(transaction=True)  # the live server and the worker see what the test writes
 def test_bench_retrieval_via_http_asks_fresh_and_settled_through_a_live_server_and_worker(
@@ -224,6 +232,8 @@ def test_bench_retrieval_via_http_asks_fresh_and_settled_through_a_live_server_a
         "--stamping",
         "session,spread",
         "--keep",
+        "--context",
+        "stage,500",
         "--json",
         str(figures),
         stdout=out,
@@ -236,6 +246,13 @@ def test_bench_retrieval_via_http_asks_fresh_and_settled_through_a_live_server_a
         for phase in run["phases"].values():
             assert phase["recall"]["all"]["overall"]["R@25"] == 1.0
             assert phase["search_ms"]["p50"] > 0
+        # then every question as GET /context's query: the stage as the stack computed it, and a budget of 500
+        # tokens (every type): the whole context of four turns holds the evidence
+        stage, opened = run["contexts"]
+        assert (stage["token_budget"], opened["token_budget"]) == (None, 500)
+        assert sum(stage["stages"].values()) == sum(opened["stages"].values()) == len(TINY_LOCOMO[0]["qa"])
+        assert opened["recall"]["all"]["overall"] == 1.0 and opened["lines_mean"] > 0
+        assert opened["context_ms"]["p50"] > 0
     assert set(report["baselines"]["LoCoMo session"]) == {"cosine", "bm25", "hybrid"}
     tenants = Tenant.objects.filter(slug__startswith="bench-http-")
     assert tenants.count() == 2  # one shared tenant per stamping, kept with --keep
@@ -252,6 +269,7 @@ def test_bench_retrieval_via_http_asks_fresh_and_settled_through_a_live_server_a
         assert runs.count() >= 2
     assert "LoCoMo settled: R@10" in out.getvalue()
     assert "fresh-hybrid" in out.getvalue()
+    assert "LoCoMo GET /context (token_budget 500): evidence recall of the whole context 1.0" in out.getvalue()
 
 
 @pytest.mark.celery_worker

@@ -1,7 +1,9 @@
 """A development set through HTTP, as a client meets Engram: every conversation a contact of one shared
 tenant, turns sent with `POST /ingest/batch` as they arrive, every question asked with `POST /memories/search`
 twice — *fresh*, the moment the last batch has been answered, and *settled*, after the deferred consolidation
-of every conversation has run on the worker and the worker's queue has drained (docs/benchmarks.md).
+of every conversation has run on the worker and the worker's queue has drained (docs/benchmarks.md). With
+`contexts`, every question is then also sent as the `query` of GET /context — what a chatbot's model is handed
+before its reply — and scored by the evidence among the context's memories (`ContextRound`).
 
 A question is asked as of its conversation's last turn (`as_of`): a replayed conversation is asked about at
 the time it ended, as a live one would be, so "last week" means the week before that, not before today.
@@ -39,6 +41,52 @@ class Phase:
 
 
 @dataclass
+class ContextRound:
+    """GET /context for every question: the evidence recall of the whole context (its memories' source turns,
+    however many lines the stage's budget holds), with the lines, tokens and stage of each answer."""
+
+    token_budget: int | None
+    scores: list[tuple[datasets.Question, float]] = field(default_factory=list)
+    lines: list[int] = field(default_factory=list)
+    tokens: list[int] = field(default_factory=list)
+    stages: dict[str, int] = field(default_factory=dict)
+    latencies_ms: list[float] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return "stage as computed" if self.token_budget is None else f"token_budget {self.token_budget}"
+
+    def recall(self, *, categories: set[str] | None = None, conversations: set[str] | None = None) -> float | None:
+        values = [
+            value
+            for question, value in self.scores
+            if (categories is None or question.category in categories)
+            and (conversations is None or question.conversation in conversations)
+        ]
+        return round(sum(values) / len(values), 4) if values else None
+
+    def figures(self, dataset: datasets.Dataset) -> dict[str, Any]:
+        groups: dict[str, set[str] | None] = {"all": None, **{name: set(ids) for name, ids in dataset.splits.items()}}
+        return {
+            "token_budget": self.token_budget,
+            "recall": {
+                group: {
+                    **{
+                        category: self.recall(categories={category}, conversations=ids)
+                        for category in dataset.categories
+                    },
+                    "overall": self.recall(conversations=ids),
+                }
+                for group, ids in groups.items()
+            },
+            "lines_mean": round(sum(self.lines) / len(self.lines), 2) if self.lines else None,
+            "tokens_mean": round(sum(self.tokens) / len(self.tokens), 1) if self.tokens else None,
+            "stages": dict(self.stages),
+            "context_ms": datasets.percentiles(self.latencies_ms),
+        }
+
+
+@dataclass
 class Run:
     dataset: datasets.Dataset
     stamping: str
@@ -49,6 +97,7 @@ class Run:
     ingest_retries: int = 0
     settle_seconds: float = 0.0
     phases: dict[str, Phase] = field(default_factory=dict)
+    contexts: list[ContextRound] = field(default_factory=list)
 
     def figures(self) -> dict[str, Any]:
         return {
@@ -70,6 +119,7 @@ class Run:
                 }
                 for name, phase in self.phases.items()
             },
+            "contexts": [round_.figures(self.dataset) for round_ in self.contexts],
         }
 
 
@@ -171,6 +221,32 @@ def ask_all(
         tick()
 
 
+def ask_contexts(
+    client: EngramClient, dataset: datasets.Dataset, *, token_budget: int | None, tick: Callable[[], None]
+) -> ContextRound:
+    """Every question as the `query` of GET /context (`explain=true` for the memories' sources), as a chatbot
+    asks before it replies: the stage's budget and density as the stack computes them, or a `token_budget`
+    (which opens every type). Recall is over the whole context: every line is handed to the model."""
+    round_ = ContextRound(token_budget=token_budget)
+    stages: dict[str, int] = {}
+    for question in dataset.questions:
+        prefix = f"{question.conversation}:"
+        answer = client.context(
+            contact_id=question.conversation, query=question.text, token_budget=token_budget, explain=True
+        )
+        round_.latencies_ms.append(answer.milliseconds)
+        memories = answer.body["memories"]
+        turns = datasets.ranked_turns([source.removeprefix(prefix) for source in row["sources"]] for row in memories)
+        round_.scores.append((question, datasets.recall_at(turns, question.evidence, len(turns))))
+        round_.lines.append(len(memories))
+        round_.tokens.append(int(answer.body["tokens_used"]))
+        stage = str(answer.body["state"].get("relationship_stage") or "none")
+        stages[stage] = stages.get(stage, 0) + 1
+        tick()
+    round_.stages = stages
+    return round_
+
+
 # the 6-hourly job summarises half of a contact's sessions past the newest ten at each run (lifecycle/compression.py):
 # a LoCoMo contact of 19-32 sessions reaches its steady state after up to five runs, as a day of production does
 MAX_PERIODIC_ROUNDS = 8
@@ -220,9 +296,12 @@ def run_http(
     progress: Callable[[str, int], Callable[[], None]],
     on_poll: Callable[[int, int], None] | None = None,
     reuse: Tenant | None = None,
+    contexts: tuple[int | None, ...] = (),
 ) -> Run:
     """Ingest every conversation into one new tenant, ask every question fresh and settled; delete the
-    tenant afterwards unless `keep`. With `reuse` (a tenant a kept run filled), only ask, once ("reused")."""
+    tenant afterwards unless `keep`. With `reuse` (a tenant a kept run filled), only ask, once ("reused").
+    `contexts`: then ask every question as GET /context's query once per token budget given (None: the
+    stage's own)."""
     label = f"{dataset.name.lower()}-{stamping}"
     if reuse is not None:
         tenant, key = reuse, api_key_create(tenant=reuse, name="bench reuse").plaintext
@@ -234,6 +313,7 @@ def run_http(
         if reuse is not None:
             run.phases["reused"] = Phase()
             ask_all(client, dataset, phase=run.phases["reused"], tick=progress("questions", len(dataset.questions)))
+            _ask_contexts(client, dataset, run, contexts, progress)
             return run
         bodies = [
             ingest_bodies(conversation, conversation_ids=conversation_ids) for conversation in dataset.conversations
@@ -259,8 +339,23 @@ def run_http(
         ask_all(
             client, dataset, phase=run.phases["settled"], tick=progress(f"{dataset.name} questions, settled", questions)
         )
+        _ask_contexts(client, dataset, run, contexts, progress)
     finally:
         client.close()
         if not keep and reuse is None:
             bench_tenant_delete(tenant)
     return run
+
+
+def _ask_contexts(
+    client: EngramClient,
+    dataset: datasets.Dataset,
+    run: Run,
+    budgets: tuple[int | None, ...],
+    progress: Callable[[str, int], Callable[[], None]],
+) -> None:
+    for budget in budgets:
+        label = f"{dataset.name} GET /context, " + ("stage's budget" if budget is None else f"token_budget {budget}")
+        run.contexts.append(
+            ask_contexts(client, dataset, token_budget=budget, tick=progress(label, len(dataset.questions)))
+        )

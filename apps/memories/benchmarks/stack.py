@@ -111,8 +111,13 @@ class EngramClient:
             body["as_of"] = as_of
         return self.request("POST", "/memories/search", json=body)
 
-    def context(self, *, contact_id: str, query: str) -> Timed:
-        return self.request("GET", f"/context/{contact_id}", params={"query": query})
+    def context(self, *, contact_id: str, query: str, token_budget: int | None = None, explain: bool = False) -> Timed:
+        params: dict[str, Any] = {"query": query}
+        if token_budget is not None:
+            params["token_budget"] = token_budget
+        if explain:
+            params["explain"] = "true"
+        return self.request("GET", f"/context/{contact_id}", params=params)
 
 
 def free_port() -> int:

@@ -80,6 +80,21 @@ def flat_scores(dataset: datasets.Dataset) -> dict[str, datasets.Scores]:
     return scores
 
 
+def context_budgets(value: str) -> tuple[int | None, ...]:
+    """`--context stage,2000` → (None, 2000)."""
+    budgets: list[int | None] = []
+    for item in (part.strip() for part in value.split(",")):
+        if not item:
+            continue
+        if item == "stage":
+            budgets.append(None)
+        elif item.isdigit() and int(item) > 0:
+            budgets.append(int(item))
+        else:
+            raise CommandError(f"--context takes 'stage' and/or positive token budgets, not {item!r}")
+    return tuple(budgets)
+
+
 class Command(DatabaseCommand):
     help = "Retrieval quality (LoCoMo, BEAM) through the real ingest and search paths, beside flat retrievers."
 
@@ -149,6 +164,13 @@ class Command(DatabaseCommand):
             help="ask again, without ingesting, the tenants a --keep run filled: locomo=SLUG,beam=SLUG; without "
             "--via-http they are asked in process (no stack: an A/B of retrieval code on a fixed store)",
         )
+        http.add_argument(
+            "--context",
+            default="",
+            help="then ask every question as GET /context's query, once per budget given: stage (the stage's own "
+            "budget and density, as the stack computes them) and/or a token_budget (opens every type), e.g. "
+            "stage,2000; scored by the evidence among the whole context's memories",
+        )
         http.add_argument("--details", help="write every question's ranked turns per phase to this JSON file")
         http.add_argument(
             "--keep-cache", action="store_true", help="keep the embedding cache (default: empty it before each run)"
@@ -166,6 +188,8 @@ class Command(DatabaseCommand):
         if {*stampings} - {"session", "spread"} or {*settle_jobs} - set(SETTLE_JOBS):
             raise CommandError("unknown --stamping/--settle value(s)")
         reuse = dict(item.split("=", 1) for item in options["reuse"].split(",") if "=" in item)
+        if context_budgets(options["context"]) and not options["via_http"]:
+            raise CommandError("--context asks GET /context as a client does: it needs --via-http")
         if not options["via_http"] and not reuse:
             stampings = ["spread"]  # the diagnostic's one stamping (a reused tenant's is the one it was filled with)
         report: dict[str, Any] = {"runs": [], "baselines": {}}
@@ -285,6 +309,7 @@ class Command(DatabaseCommand):
             progress=progress,
             on_poll=on_poll,
             reuse=reuse,
+            contexts=context_budgets(options["context"]),
         )
         for bar in bars:
             bar.close()
@@ -442,3 +467,17 @@ class Command(DatabaseCommand):
                     f"{dataset.name} {name}: {dataset.metric}@10 {phase.scores.mean(f'{dataset.metric}@10')}; "
                     f"search over HTTP p50 {latency['p50']} ms, p95 {latency['p95']} ms, p99 {latency['p99']} ms"
                 )
+            for round_ in run.contexts:
+                self._print_context(dataset, round_)
+
+    def _print_context(self, dataset: datasets.Dataset, round_: Any) -> None:
+        figures = round_.figures(dataset)
+        latency = figures["context_ms"]
+        self.stdout.write(
+            f"{dataset.name} GET /context ({round_.label}): evidence recall of the whole context "
+            f"{figures['recall']['all']['overall']}; {figures['lines_mean']} lines, {figures['tokens_mean']} tokens a "
+            f"context; stages {figures['stages']}; p50 {latency['p50']} ms, p95 {latency['p95']} ms"
+        )
+        for group, rows in figures["recall"].items():
+            cells = ", ".join(f"{name} {value}" for name, value in rows.items() if value is not None)
+            self.stdout.write(f"  [{group}] {cells}")
