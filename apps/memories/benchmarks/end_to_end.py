@@ -43,7 +43,8 @@ class Phase:
 @dataclass
 class ContextRound:
     """GET /context for every question: the evidence recall of the whole context (its memories' source turns,
-    however many lines the stage's budget holds), with the lines, tokens and stage of each answer."""
+    however many lines the stage's budget holds; R or any, as the set measures), with the lines, tokens and
+    stage of each answer."""
 
     token_budget: int | None
     scores: list[tuple[datasets.Question, float]] = field(default_factory=list)
@@ -237,7 +238,9 @@ def ask_contexts(
         round_.latencies_ms.append(answer.milliseconds)
         memories = answer.body["memories"]
         turns = datasets.ranked_turns([source.removeprefix(prefix) for source in row["sources"]] for row in memories)
-        round_.scores.append((question, datasets.recall_at(turns, question.evidence, len(turns))))
+        fraction = datasets.recall_at(turns, question.evidence, len(turns))
+        # the set's own metric: LoCoMo's R (the share of the evidence), BEAM's any (some evidence turn)
+        round_.scores.append((question, fraction if dataset.metric == "R" else float(fraction > 0)))
         round_.lines.append(len(memories))
         round_.tokens.append(int(answer.body["tokens_used"]))
         stage = str(answer.body["state"].get("relationship_stage") or "none")
