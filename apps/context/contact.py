@@ -116,7 +116,7 @@ def _query_led(
         tenant=tenant,
         contact=contact,
         query=query,
-        top_k=CONTEXT_CANDIDATES if everything else QUERY_LED,
+        top_k=CONTEXT_CANDIDATES,  # deeper than QUERY_LED: episodes still in the chat window are left out next
         memory_types=EVERYTHING.memory_types,
         now=now,
     ).results
