@@ -153,3 +153,34 @@ def test_reads_tell_where_their_time_went_only_when_asked(api, settings, tenant,
         assert sum(value for phase, value in timing.items() if phase != "total") == pytest.approx(
             timing["total"], abs=0.1
         )
+
+
+@pytest.mark.parametrize("stage", ["established", "deep"])
+def test_turns_still_in_the_chat_window_are_not_repeated_in_the_context(
+    api, tenant, contact, stage, django_capture_on_commit_callbacks
+):
+    """With `conversation_id`, the episodes of turns still in that conversation's session window are left
+    out of the memory block (the prompt's chat history holds them), the query's leading matches included;
+    without it they are in."""
+    texts = ["My sister Priya is getting married in Goa next month.", "We are all flying there for the wedding."]
+    with django_capture_on_commit_callbacks(execute=True):  # the session window is written on commit
+        for index, text in enumerate(texts):
+            body = {
+                "contact_id": "arjun",
+                "conversation_id": "c1",
+                "message": text,
+                "role": "user",
+                "message_id": f"w{index}",
+            }
+            assert api.post("/api/v1/ingest", body, format="json").status_code == 202
+    ContactState.objects.filter(contact=contact).update(relationship_stage=stage)  # ingest made it "new"
+    query = {"query": "when is the wedding in Goa?", "explain": "true"}
+
+    everything = api.get("/api/v1/context/arjun", query).json()
+    in_window = api.get("/api/v1/context/arjun", {**query, "conversation_id": "c1"}).json()
+
+    def episodes(body):
+        return [memory["content"] for memory in body["memories"] if memory["memory_type"] == "episode"]
+
+    assert set(texts) <= set(episodes(everything))
+    assert not set(texts) & set(episodes(in_window))
