@@ -151,6 +151,7 @@ def context_preview(request: InspectorRequest, contact_id: str) -> HttpResponse:
             body=body,
             body_json=json.dumps(body, indent=2, ensure_ascii=False, default=str),
             rows=rows,
+            token_budget=form.cleaned_data["token_budget"],
             ranker_versions=sorted({row["breakdown"].version for row in rows}),
             outdated_factor=scoring.OUTDATED_FACTOR,
             source_messages=selectors.messages_by_external_id(tenant=tenant, external_ids=source_ids),
