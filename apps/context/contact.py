@@ -94,6 +94,30 @@ def _admits(density: Density, item: ScoredMemory, *, now: datetime) -> bool:
     return item.memory.occurred_at >= now - timedelta(days=density.recent_episode_days)
 
 
+def _density(
+    *,
+    tenant: Tenant,
+    contact: Contact,
+    query: str,
+    density: Density,
+    conversation: Conversation | None,
+    now: datetime,
+) -> list[ScoredMemory]:
+    """The stage's own memories: its last topic, or its types ranked for the query (an empty one ranks by
+    importance and use), episodes only when recent enough, none of the turns still in the chat window."""
+    if density.last_topic_only:
+        return last_episode(tenant=tenant, contact=contact, now=now)
+    found = memory_search(
+        tenant=tenant,
+        contact=contact,
+        query=query,
+        top_k=CONTEXT_CANDIDATES,
+        memory_types=density.memory_types,
+        now=now,
+    ).results
+    return [item for item in _not_in_window(found, conversation) if _admits(density, item, now=now)]
+
+
 def _query_led(
     *,
     tenant: Tenant,
@@ -124,18 +148,9 @@ def _query_led(
     leading = found[:QUERY_LED]
     if everything:
         return found, len(leading)
-    if density.last_topic_only:
-        background = last_episode(tenant=tenant, contact=contact, now=now)
-    else:
-        background = memory_search(
-            tenant=tenant,
-            contact=contact,
-            query=query,
-            top_k=CONTEXT_CANDIDATES,
-            memory_types=density.memory_types,
-            now=now,
-        ).results
-        background = [item for item in _not_in_window(background, conversation) if _admits(density, item, now=now)]
+    background = _density(
+        tenant=tenant, contact=contact, query=query, density=density, conversation=conversation, now=now
+    )
     chosen = {item.memory.pk for item in leading}
     return leading + [item for item in background if item.memory.pk not in chosen], len(leading)
 
@@ -166,18 +181,10 @@ def context_assemble(
         scored, leading = _query_led(
             tenant=tenant, contact=contact, query=query, density=density, conversation=conversation, now=now
         )
-    elif budget > 0 and density.last_topic_only:
-        scored = last_episode(tenant=tenant, contact=contact, now=now)
-    elif budget > 0 and density.memory_types:
-        found = memory_search(
-            tenant=tenant,
-            contact=contact,
-            query=query,
-            top_k=CONTEXT_CANDIDATES,
-            memory_types=density.memory_types,
-            now=now,
-        ).results
-        scored = [item for item in _not_in_window(found, conversation) if _admits(density, item, now=now)]
+    elif budget > 0 and opened:
+        scored = _density(
+            tenant=tenant, contact=contact, query=query, density=density, conversation=conversation, now=now
+        )
     with phase("assembly"):
         budgeted = budget_memories(scored, budget=budget, count_tokens=count_tokens, leading=leading)
     entities: dict[str, EntityRef] = {}
