@@ -22,7 +22,7 @@ from apps.core.timing import phase
 from apps.core.tokens import count_tokens
 from apps.memories import scoring
 from apps.memories.retrieval.search import last_episode, memory_entities, memory_search
-from apps.memories.retrieval.types import EntityRef, ScoredMemory
+from apps.memories.retrieval.types import Background, EntityRef, ScoredMemory
 from apps.tenants.models import Tenant
 
 CONTEXT_CANDIDATES = 40
@@ -132,27 +132,40 @@ def _query_led(
     when recent, or the last topic). The density says what a stage's context is made of — what a message
     that asks for nothing in particular ("hey, how's it going?") is answered with; a message about an old
     episode, or one at the "building" stage about anything but a fact, is answered from a memory that the
-    density alone never handed to the model (docs/benchmarks.md, "What the model is handed"). A stage that
-    holds every type searches once; one that holds some types searches them apart, so its background stays
-    what it was."""
+    density alone never handed to the model (docs/benchmarks.md, "What the model is handed"). One search: a
+    stage that holds some types asks for them as its background (`Background`: a candidate source of their
+    own, ranked with the rest), so its background stays what it was without a second search."""
     everything = density.memory_types == EVERYTHING.memory_types and not density.last_topic_only
-    found = memory_search(
+    background = (
+        None
+        if everything or density.last_topic_only
+        else Background(
+            memory_types=density.memory_types,
+            limit=CONTEXT_CANDIDATES,
+            episodes_since=(
+                now - timedelta(days=density.recent_episode_days) if density.recent_episode_days is not None else None
+            ),
+        )
+    )
+    result = memory_search(
         tenant=tenant,
         contact=contact,
         query=query,
         top_k=CONTEXT_CANDIDATES,  # deeper than QUERY_LED: episodes still in the chat window are left out next
         memory_types=EVERYTHING.memory_types,
         now=now,
-    ).results
-    found = _not_in_window(found, conversation)
+        background=background,
+    )
+    found = _not_in_window(result.results, conversation)
     leading = found[:QUERY_LED]
     if everything:
         return found, len(leading)
-    background = _density(
-        tenant=tenant, contact=contact, query=query, density=density, conversation=conversation, now=now
-    )
+    if background is not None:
+        behind = _not_in_window(result.background, conversation)
+    else:  # the last topic
+        behind = last_episode(tenant=tenant, contact=contact, now=now)
     chosen = {item.memory.pk for item in leading}
-    return leading + [item for item in background if item.memory.pk not in chosen], len(leading)
+    return leading + [item for item in behind if item.memory.pk not in chosen], len(leading)
 
 
 def context_assemble(

@@ -255,6 +255,31 @@ def test_the_query_s_best_matches_are_in_the_context_whatever_the_stage(api, ten
         assert {"Works as a nurse at the city hospital", "Lives in Pune with her parents"} <= set(placed)
 
 
+GARDEN_PLANTS = ["roses", "tomatoes", "basil", "tulips", "lavender", "sunflowers", "strawberries", "mint", "orchids"]
+GARDEN_CARE = ["watered the", "repotted the", "pruned the", "fed compost to the", "sprayed neem oil on the"]
+RECENT = ["Went hiking in the hills with her sister", "Started a pottery class on Tuesday evenings"]
+
+
+def test_an_established_contact_s_recent_episodes_are_in_the_context_however_many_old_ones_match(api, tenant):
+    """ "Established" holds the episodes of the last 30 days (stages.STAGE_DENSITY), read as such: the recent
+    ones fill the context behind the query's best matches even when 45 older episodes are closer to the
+    message. Before, the stage's search ranked every episode 40 deep and then dropped the old ones, so a
+    message about the garden left the last month out (and most of the budget unspent)."""
+    contact = ContactFactory(tenant=tenant, external_id="asha")
+    ContactState.objects.create(contact=contact, tenant=tenant, relationship_stage="established")
+    old = [f"In the garden she {care} {plant}" for care in GARDEN_CARE for plant in GARDEN_PLANTS]
+    for content, days_ago in [*((text, 100) for text in old), *((text, 3) for text in RECENT)]:
+        change = memory_add(tenant=tenant, contact=contact, memory_type="episode", content=content, actor="test")
+        Memory.objects.filter(pk=change.memory.pk).update(occurred_at=timezone.now() - timedelta(days=days_ago))
+    assert Memory.objects.filter(contact=contact, memory_type="episode").count() > 40  # more than one search's depth
+
+    body = api.get("/api/v1/context/asha", {"query": "how is your garden doing?", "explain": "true"}).json()
+
+    placed = {memory["content"]: memory["placed_by"] for memory in body["memories"]}
+    assert {placed[text] for text in RECENT} == {"stage"}
+    assert sum(by == "query" for by in placed.values()) == 5  # the query's best matches lead, old or not
+
+
 def test_a_long_message_is_remembered_to_its_end(api):
     """Past the rules' 2,000-character window: the message is chunked (50-300 tokens), every chunk extracted
     and stored with the message as its source."""

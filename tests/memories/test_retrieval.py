@@ -17,6 +17,7 @@ from apps.memories.retrieval import ranker as ranking
 from apps.memories.retrieval.access import access_flush
 from apps.memories.retrieval.search import memory_search
 from apps.memories.retrieval.signals import specificity
+from apps.memories.retrieval.types import Background
 from tests.factories import GARDEN_TOPICS, ContactFactory, MemoryFactory
 
 pytestmark = pytest.mark.django_db
@@ -85,6 +86,32 @@ def test_vector_only_hit(tenant, contact):
     assert hit.found_by == ("vector",)
     assert hit.bm25 == 0.0
     assert hit.cosine > 0.2
+
+
+def test_a_background_of_some_types_is_found_by_its_own_source_and_ranked_with_the_rest(tenant, contact, monkeypatch):
+    """GET /context's stage density in the same search (types.Background): the scope's memories of its types
+    closest to the query, found by a source of their own even when every other source fills up with other
+    types, and returned in the ranking's order, at most `limit` of them."""
+    monkeypatch.setattr(candidates, "VECTOR_CANDIDATES", 2)  # the vector source's two places go to the facts
+    for content in ["Works at Infosys in Pune", "Works night shifts at the plant", "Wants a job at a startup"]:
+        add(tenant, contact, content)
+    preferences = {add(tenant, contact, text, "preference").pk for text in ["Prefers tea", "Likes jazz", "Hates rain"]}
+    query = "where does he work?"
+
+    alone = memory_search(tenant=tenant, contact=contact, query=query, top_k=10)
+    assert alone.background == []
+    assert not preferences & {item.memory.pk for item in alone.results}  # no source of the search finds them
+
+    result = memory_search(
+        tenant=tenant, contact=contact, query=query, top_k=10, background=Background(("preference",), limit=5)
+    )
+    found = result.background
+    assert len(found) == 2 and {item.memory.pk for item in found} <= preferences  # the source's depth
+    assert all("background" in item.found_by for item in found)
+    assert [item.score for item in found] == sorted((item.score for item in found), reverse=True)
+    facts = Background(("fact",), limit=1)
+    one = memory_search(tenant=tenant, contact=contact, query=query, top_k=10, background=facts).background
+    assert len(one) == 1 and one[0].memory.memory_type == "fact"
 
 
 def test_score_is_the_weighted_sum_of_its_signals(tenant, contact):

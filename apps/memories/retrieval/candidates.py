@@ -12,6 +12,9 @@ source a CTE with its own limit:
   a partial index holds the few memories that have one);
 - preference: for a request for advice, the scope's preferences closest to the query (signals/advice.py; the
   scope's type index holds them);
+- background: for a caller that ranks some types beside the query's best matches (types.Background: GET
+  /context's stage density), the scope's memories of those types closest to the query, of each type's latest
+  BACKGROUND_ROW_BUDGET;
 
 plus the turns just before and after each candidate episode in its conversation (neighbour). For every one of
 them the statement computes the features (cosine to the memory's own and to its context embedding, BM25 over
@@ -34,7 +37,7 @@ from apps.core.rows import bound_cursor
 from apps.memories.retrieval import vector_effort
 from apps.memories.retrieval.query import Scope, Stats, quoted_lexemes
 from apps.memories.retrieval.signals import advice, chunk_share, condition, specificity, time_window
-from apps.memories.retrieval.types import EntityRef, RetrievedMemory
+from apps.memories.retrieval.types import Background, EntityRef, RetrievedMemory
 
 VECTOR_CANDIDATES = 50
 KEYWORD_CANDIDATES = 50
@@ -65,8 +68,20 @@ TIME_ROW_BUDGET = 400
 # reading them all took 18 ms (1.2 ms for its latest 200). One who has stated more is represented by the latest;
 # the vector source still searches the whole scope
 PREFERENCE_ROW_BUDGET = 200
-SOURCES = ("vector", "keyword", "entity", "time", "condition", "preference", "neighbour")
-_SOURCE_BITS = {"keyword": 1, "entity": 2, "vector": 4, "neighbour": 8, "time": 16, "condition": 32, "preference": 64}
+# the background source (types.Background: GET /context's stage density) reads at most each type's latest this
+# many memories, the same way
+BACKGROUND_ROW_BUDGET = 200
+SOURCES = ("vector", "keyword", "entity", "time", "condition", "preference", "background", "neighbour")
+_SOURCE_BITS = {
+    "keyword": 1,
+    "entity": 2,
+    "vector": 4,
+    "neighbour": 8,
+    "time": 16,
+    "condition": 32,
+    "preference": 64,
+    "background": 128,
+}
 # the sources a candidate's bits name, for every combination of bits (found_by, without a loop per candidate)
 _FOUND_BY = {
     bits: tuple(source for source in SOURCES if bits & _SOURCE_BITS[source]) for bits in range(1 << len(_SOURCE_BITS))
@@ -182,11 +197,14 @@ def fetch(
     now: datetime,
     windows: Sequence[time_window.TimeWindow] = (),
     preferences: bool = False,
+    background: Background | None = None,
 ) -> list[Candidate]:
     """One statement: the keyword, entity and vector candidates, the turns just before and after each
     candidate episode in its conversation (two LATERAL probes of memory_session_turn_idx per candidate),
     and the features and read columns of all of them. `preferences`: the query asks for advice, read the
-    scope's preferences closest to it too (signals/advice.py)."""
+    scope's preferences closest to it too (signals/advice.py). `background`: the scope's memories of its
+    types closest to the query too (VECTOR_CANDIDATES of them, as deep as the vector source, of each type's
+    latest BACKGROUND_ROW_BUDGET)."""
     scope_sql, params = scope.sql()
     neighbour_scope, _ = scope.sql(alias="n", owner=False)  # the owner comes from the candidate (_NEIGHBOUR_TURN)
     vector_text = vector_literal(vector)
@@ -277,6 +295,30 @@ def fetch(
             "ORDER BY p.embedding <=> %(vector)s::halfvec, p.id LIMIT %(preference_limit)s)"
         )
         sources.append(f"SELECT id, {_SOURCE_BITS['preference']} AS bit FROM preference")
+    if background is not None and background.memory_types:
+        # each type's latest BACKGROUND_ROW_BUDGET (memory_scope_type_idx reads them in order and stops), episodes
+        # of those only the recent, then the closest to the query: a bounded read. Through the HNSW index a type
+        # filter costs what its share of the neighbourhood says: 6 ms for a 20,000-memory contact's facts, 44 ms
+        # for its preferences (the iterative scan walked 25,000 buffers to find 50); sorting all of a type exactly
+        # 21-64 ms (docs/benchmarks.md, "Session 41")
+        latest = []
+        for index, memory_type in enumerate(background.memory_types):
+            params[f"background_type_{index}"] = memory_type
+            latest.append(
+                f"(SELECT m.id, m.embedding, m.memory_type, m.occurred_at FROM memories_memory m WHERE {scope_sql} "
+                f"AND m.memory_type = %(background_type_{index})s AND m.embedding IS NOT NULL "
+                "ORDER BY m.created_at DESC LIMIT %(background_rows)s)"
+            )
+        params |= {"background_limit": VECTOR_CANDIDATES, "background_rows": BACKGROUND_ROW_BUDGET}
+        recent = ""
+        if background.episodes_since is not None:
+            params["background_since"] = background.episodes_since
+            recent = "WHERE b.memory_type <> 'episode' OR b.occurred_at >= %(background_since)s "
+        ctes.append(
+            f"background AS (SELECT b.id FROM ({' UNION ALL '.join(latest)}) b {recent}"
+            "ORDER BY b.embedding <=> %(vector)s::halfvec, b.id LIMIT %(background_limit)s)"
+        )
+        sources.append(f"SELECT id, {_SOURCE_BITS['background']} AS bit FROM background")
     if not sources:
         return []
     bm25_columns = {"k1": BM25_K1, "k1_plus_1": BM25_K1 + 1, "b": BM25_B}

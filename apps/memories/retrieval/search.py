@@ -59,7 +59,7 @@ from apps.memories.retrieval.signals import (
     time_window,
 )
 from apps.memories.retrieval.signals import speaker as speaker_signal
-from apps.memories.retrieval.types import HAND, EntityRef, ScoredMemory, SearchResult
+from apps.memories.retrieval.types import HAND, Background, EntityRef, ScoredMemory, SearchResult
 from apps.tenants.models import Tenant
 
 # how many of the ranked candidates become ScoredMemory rows besides the results: the depth the cross-encoder
@@ -110,12 +110,15 @@ def memory_search(
     key_prefix: str | None = None,
     reference_time: datetime | None = None,
     ranker: ranking.Ranker | Literal["hand"] | None = None,
+    background: Background | None = None,
 ) -> SearchResult:
     """Rank the scope's current memories for `query`. Reads only: access counts are recorded by the caller
     through `access_record` (batched, off the request path). `key_prefix` narrows the scope to the keyed
     records (memory_put) whose key starts with it. `reference_time` is the moment the query's time
     expressions ("last week", "on Friday") count from: the caller's `as_of`, else now. `ranker`: None for
-    the one `ranker_for` picks, "hand" for the hand weights, or a given one (the fitter's)."""
+    the one `ranker_for` picks, "hand" for the hand weights, or a given one (the fitter's). `background`: also
+    rank the scope's best memories of some types, found by a source of their own (`SearchResult.background`:
+    GET /context's stage density beside the query's best matches, one search instead of two)."""
     now = now or timezone.now()
     reference_time = reference_time or now
     weights = weights_for(tenant=tenant, is_tenant_scope=contact is None)
@@ -154,6 +157,7 @@ def memory_search(
         now=now,
         windows=windows,
         preferences=advice_request,
+        background=background,
     )
     # a summary covers the long messages and the patterns too: no chunk share, no pattern factor
     summary = chunk_share.asks_for_summary(query)
@@ -273,36 +277,42 @@ def memory_search(
     )
     scores = condition.raised(scores, [is_met or fit for is_met, fit in zip(met, fits, strict=True)])
     order = sorted(range(len(parts)), key=lambda index: rank_key_of(scores[index], relevance[index], found[index]))
-    scored: list[ScoredMemory] = []
-    for index in order[: max(top_k, HEAD)]:
+
+    def scored_at(index: int) -> ScoredMemory:
         candidate, matched, speaker_match, window, _, _, _, row = parts[index]
         window_factor, chunk_factor, pattern_factor = factors[index]
-        scored.append(
-            ScoredMemory(
-                memory=candidate.memory,
-                score=scores[index],
-                signals=signals_of[index],
-                cosine=candidate.cosine,
-                bm25=candidate.bm25,
-                found_by=candidate.found_by,
-                matched_entities=tuple(keys[entity_id] for entity_id in matched),
-                context_cosine=candidate.context_cosine,
-                entity_weights=tuple(entity_weights[entity_id] for entity_id in matched),
-                speaker=candidate.speaker if speaker_match else "",
-                time_window=window,
-                window_factor=window_factor,
-                chunk_factor=chunk_factor,
-                pattern_factor=pattern_factor,
-                condition=candidate.condition,
-                condition_met=met[index],
-                advice_fit=fits[index],
-                follow_up=round(follow[index], 4),
-                features=row,
-                ranker_version=ranker_version,
-                # what each feature added, for the explanation of what is handed out
-                contributions=fitted.contributions(row) if isinstance(fitted, ranking.Ranker) else {},
-            )
+        return ScoredMemory(
+            memory=candidate.memory,
+            score=scores[index],
+            signals=signals_of[index],
+            cosine=candidate.cosine,
+            bm25=candidate.bm25,
+            found_by=candidate.found_by,
+            matched_entities=tuple(keys[entity_id] for entity_id in matched),
+            context_cosine=candidate.context_cosine,
+            entity_weights=tuple(entity_weights[entity_id] for entity_id in matched),
+            speaker=candidate.speaker if speaker_match else "",
+            time_window=window,
+            window_factor=window_factor,
+            chunk_factor=chunk_factor,
+            pattern_factor=pattern_factor,
+            condition=candidate.condition,
+            condition_met=met[index],
+            advice_fit=fits[index],
+            follow_up=round(follow[index], 4),
+            features=row,
+            ranker_version=ranker_version,
+            # what each feature added, for the explanation of what is handed out
+            contributions=fitted.contributions(row) if isinstance(fitted, ranking.Ranker) else {},
         )
+
+    head = {index: scored_at(index) for index in order[: max(top_k, HEAD)]}
+    scored = list(head.values())
+    # the caller's background (GET /context's stage density): the best candidates it admits, in the same order
+    behind: list[ScoredMemory] = []
+    if background is not None:
+        admitted = [index for index in order if background.admits(found[index].memory)][: background.limit]
+        behind = [head[index] if index in head else scored_at(index) for index in admitted]
     scored = reranked(query, scored, weights)
     if many:
         sessions = {candidate.memory.pk: candidate.session for candidate in found}
@@ -328,6 +338,7 @@ def memory_search(
         advice=advice_request,
         verbs=tuple(terms.verbs),
         spellings=tuple(terms.spellings),
+        background=behind,
     )
 
 

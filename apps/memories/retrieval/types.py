@@ -56,7 +56,8 @@ class ScoredMemory:
     signals: scoring.Signals
     cosine: float
     bm25: float
-    # "vector", "keyword", "entity", "time", "condition", "preference", "neighbour" (or "importance" with no query)
+    # "vector", "keyword", "entity", "time", "condition", "preference", "background", "neighbour" (or "importance"
+    # with no query, "last" for the last topic)
     found_by: tuple[str, ...]
     matched_entities: tuple[str, ...] = ()
     context_cosine: float = 0.0
@@ -122,6 +123,27 @@ class ScoredMemory:
         }
 
 
+@dataclass(frozen=True)
+class Background:
+    """What a caller wants ranked beside the query's best matches, from the same candidates: the scope's
+    memories of `memory_types` (episodes only since `episodes_since`, when given), at most `limit` of them.
+    GET /context's stage density (apps/context/contact.py): a "building" contact's facts, say, ranked for a
+    message that asks about an episode. A source of its own finds them (candidates.fetch, "background")."""
+
+    memory_types: tuple[str, ...]
+    limit: int
+    episodes_since: datetime | None = None
+
+    def admits(self, memory: RetrievedMemory) -> bool:
+        if memory.memory_type not in self.memory_types:
+            return False
+        return (
+            self.episodes_since is None
+            or memory.memory_type != scoring.EPISODE
+            or memory.occurred_at >= self.episodes_since
+        )
+
+
 @dataclass
 class SearchResult:
     results: list[ScoredMemory]
@@ -138,3 +160,6 @@ class SearchResult:
     verbs: tuple[tuple[str, ...], ...] = ()
     # the lexemes of each word of the query chat spells other ways, searched as one term (retrieval/spellings.py)
     spellings: tuple[tuple[str, ...], ...] = ()
+    # the best `Background.limit` candidates a `background` request admits, in the results' order (they may
+    # repeat results); [] when none was asked for
+    background: list[ScoredMemory] = field(default_factory=list)
