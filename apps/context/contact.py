@@ -152,8 +152,7 @@ def _query_led(
         contact=contact,
         query=query,
         top_k=CONTEXT_CANDIDATES,  # deeper than QUERY_LED: episodes still in the chat window are left out next
-        memory_types=EVERYTHING.memory_types,
-        now=now,
+        now=now,  # every type, as POST /memories/search ranks them
         background=background,
     )
     found = _not_in_window(result.results, conversation)
