@@ -7,6 +7,7 @@ from django.core.exceptions import ObjectDoesNotExist
 from django.db.models import F, Model, Q, QuerySet
 from django.utils import timezone
 
+from apps.contacts.intelligence import stages
 from apps.contacts.models import Contact
 from apps.core.exceptions import NotFound
 from apps.tenants.models import Tenant
@@ -44,22 +45,33 @@ def joined_one_to_one(contact: Contact, name: str, model: type[_Row]) -> _Row | 
     return model._default_manager.filter(contact=contact).first()
 
 
-def contact_state_snapshot(*, contact: Contact, now: datetime | None = None) -> dict[str, Any]:
+def contact_state_snapshot(
+    *, contact: Contact, now: datetime | None = None, as_of: datetime | None = None
+) -> dict[str, Any]:
     """State for GET /context: the public fields (spec names), the emotional-context block for the prompt
     (mood × energy hints, "unusual" note, stage guidance, safety first when in crisis) and the crisis flag.
-    Neutral defaults for a contact with no state yet."""
+    Neutral defaults for a contact with no state yet. `as_of`: the relationship stage as of that moment (a
+    replayed history asked about as of its last message is not "dormant" because it happened years ago)."""
     from apps.contacts.intelligence.hints import render_emotional_context
     from apps.contacts.models import ContactState
     from apps.contacts.services.state import crisis_guidance_for
 
     now = now or timezone.now()
     state = joined_one_to_one(contact, "state", ContactState) or ContactState(contact=contact, tenant=contact.tenant)
+    stage = state.relationship_stage
+    if as_of is not None and state.last_seen_at is not None:
+        stage = stages.relationship_stage(
+            sessions_count=state.sessions_count,
+            active_streak=state.active_streak,
+            last_seen_at=state.last_seen_at,
+            now=as_of,
+        )
     public = {
         "mood": state.mood,
         "mood_confidence": state.mood_confidence,
         "energy": state.energy,
         "style": state.style,
-        "relationship_stage": state.relationship_stage,
+        "relationship_stage": stage,
         "active_streak": state.active_streak,
         "sessions_count": state.sessions_count,
         "churn_risk": state.churn_risk,
@@ -72,7 +84,7 @@ def contact_state_snapshot(*, contact: Contact, now: datetime | None = None) -> 
     emotional_block = render_emotional_context(
         mood=state.mood,
         energy=state.energy,
-        stage=state.relationship_stage,
+        stage=stage,
         usual_mood=state.usual_mood or None,
         usual_energy=state.usual_energy or None,
         sessions_count=state.sessions_count,

@@ -20,6 +20,13 @@ class ContextGetApi(TenantAPIView):
         conversation_id = StrictCharField(max_length=255, required=False, default="")
         token_budget = serializers.IntegerField(min_value=0, max_value=32000, required=False, allow_null=True)
         explain = serializers.BooleanField(required=False, default=False)
+        as_of = serializers.DateTimeField(
+            required=False,
+            allow_null=True,
+            default=None,
+            help_text="The moment the context is assembled as of (a replayed history's last message): the stage "
+            "as of then, the query's time expressions and the stage's recent episodes counted from it. Default now.",
+        )
 
     @extend_schema(parameters=[QuerySerializer], responses={200: dict})
     def get(self, request: Request, contact_id: str) -> Response:
@@ -40,6 +47,7 @@ class ContextGetApi(TenantAPIView):
                 conversation=conversation,
                 token_budget=data.get("token_budget"),
                 explain=data["explain"],
+                as_of=data["as_of"],
             )
         )
 

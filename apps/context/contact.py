@@ -7,7 +7,7 @@ Reads only. Access statistics for the memories handed out are recorded by `apps.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.utils import timezone
@@ -85,13 +85,23 @@ def _not_in_window(scored: list[ScoredMemory], conversation: Conversation | None
     ]
 
 
+def _recent_since(density: Density, reference: datetime) -> datetime | None:
+    """From when the stage's density holds episodes (None: of any age); a reference (`as_of`) at the calendar's
+    start counts them all."""
+    if density.recent_episode_days is None:
+        return None
+    try:
+        return reference - timedelta(days=density.recent_episode_days)
+    except OverflowError:
+        return datetime.min.replace(tzinfo=UTC)
+
+
 def _admits(density: Density, item: ScoredMemory, *, now: datetime) -> bool:
     """Does the stage's density hold this memory: its type, and for an episode how recent it is."""
     if item.memory.memory_type not in density.memory_types:
         return False
-    if density.recent_episode_days is None or item.memory.memory_type != scoring.EPISODE:
-        return True
-    return item.memory.occurred_at >= now - timedelta(days=density.recent_episode_days)
+    since = _recent_since(density, now)
+    return since is None or item.memory.memory_type != scoring.EPISODE or item.memory.occurred_at >= since
 
 
 def _density(
@@ -102,9 +112,10 @@ def _density(
     density: Density,
     conversation: Conversation | None,
     now: datetime,
+    reference: datetime,
 ) -> list[ScoredMemory]:
-    """The stage's own memories: its last topic, or its types ranked for the query (an empty one ranks by
-    importance and use), episodes only when recent enough, none of the turns still in the chat window."""
+    """The stage's own memories, without a query: its last topic, or its types ranked by importance and use,
+    episodes only when recent enough (as of `reference`), none of the turns still in the chat window."""
     if density.last_topic_only:
         return last_episode(tenant=tenant, contact=contact, now=now)
     found = memory_search(
@@ -115,7 +126,7 @@ def _density(
         memory_types=density.memory_types,
         now=now,
     ).results
-    return [item for item in _not_in_window(found, conversation) if _admits(density, item, now=now)]
+    return [item for item in _not_in_window(found, conversation) if _admits(density, item, now=reference)]
 
 
 def _query_led(
@@ -126,6 +137,7 @@ def _query_led(
     density: Density,
     conversation: Conversation | None,
     now: datetime,
+    reference: datetime,
 ) -> tuple[list[ScoredMemory], int]:
     """What a context with a query holds before the budget, and how many of them lead: the query's QUERY_LED
     best matches of any type and age, then the stage's density (its types ranked for the query, episodes only
@@ -142,9 +154,7 @@ def _query_led(
         else Background(
             memory_types=density.memory_types,
             limit=CONTEXT_CANDIDATES,
-            episodes_since=(
-                now - timedelta(days=density.recent_episode_days) if density.recent_episode_days is not None else None
-            ),
+            episodes_since=_recent_since(density, reference),
         )
     )
     result = memory_search(
@@ -153,6 +163,7 @@ def _query_led(
         query=query,
         top_k=CONTEXT_CANDIDATES,  # deeper than QUERY_LED: episodes still in the chat window are left out next
         now=now,  # every type, as POST /memories/search ranks them
+        reference_time=reference,
         background=background,
     )
     found = _not_in_window(result.results, conversation)
@@ -178,11 +189,14 @@ def context_assemble(
     emotional_block: str = "",
     profile_block: str = "",
     now: datetime | None = None,
+    reference_time: datetime | None = None,
 ) -> ContextBundle:
     """The stage sets the budget and the density (`stages.STAGE_DENSITY`: which memory types, episodes how
     recent, or only the last topic); a caller's `token_budget` sets the budget and opens every type. The
-    query's QUERY_LED best matches are in the context whatever the density (`_query_led`)."""
+    query's QUERY_LED best matches are in the context whatever the density (`_query_led`). `reference_time`
+    (GET /context's `as_of`, else now): what the query's time expressions and "recent" episodes count from."""
     now = now or timezone.now()
+    reference = reference_time or now
     stage = state.get("relationship_stage", "new")
     budget = token_budget if token_budget is not None else STAGE_MEMORY_BUDGETS.get(stage, 0)
     density = EVERYTHING if token_budget is not None else STAGE_DENSITY.get(stage, EVERYTHING)
@@ -191,11 +205,23 @@ def context_assemble(
     opened = bool(density.memory_types) or density.last_topic_only
     if budget > 0 and opened and query.strip():
         scored, leading = _query_led(
-            tenant=tenant, contact=contact, query=query, density=density, conversation=conversation, now=now
+            tenant=tenant,
+            contact=contact,
+            query=query,
+            density=density,
+            conversation=conversation,
+            now=now,
+            reference=reference,
         )
     elif budget > 0 and opened:
         scored = _density(
-            tenant=tenant, contact=contact, query=query, density=density, conversation=conversation, now=now
+            tenant=tenant,
+            contact=contact,
+            query=query,
+            density=density,
+            conversation=conversation,
+            now=now,
+            reference=reference,
         )
     with phase("assembly"):
         budgeted = budget_memories(scored, budget=budget, count_tokens=count_tokens, leading=leading)

@@ -8,6 +8,7 @@ scanned for crisis language first.
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 from django.utils import timezone
@@ -44,15 +45,18 @@ def context_payload(
     token_budget: int | None,
     explain: bool,
     record_access: bool = True,
+    as_of: datetime | None = None,
 ) -> dict[str, Any]:
     """The GET /context body; the inspector's context preview renders exactly this (`record_access` False:
     a preview is neither a use of the memories nor a message of the contact, so its query is not scanned).
     The query — the message the client is about to answer — is scanned for crisis language first, so the
-    reply that needs SAFETY guidance gets it in this very context."""
+    reply that needs SAFETY guidance gets it in this very context. `as_of` (a replayed history's last message):
+    the stage as of then, and the moment the query's time expressions and the stage's recent episodes count
+    from; the memories' use is still counted as of now."""
     with phase("crisis"):
         query_crisis = contact_crisis_report(contact=contact, text=query) if record_access and query else None
     with phase("state"):
-        state = contact_state_snapshot(contact=contact)
+        state = contact_state_snapshot(contact=contact, as_of=as_of)
         profile = joined_one_to_one(contact, "profile", MemoryProfile)
     bundle = context_assemble(
         tenant=tenant,
@@ -63,6 +67,7 @@ def context_payload(
         token_budget=token_budget,
         emotional_block=state["emotional_block"],
         profile_block=profile_block(profile),
+        reference_time=as_of,
     )
     if record_access:  # a preview in the inspector is not a use of the memory
         access_record(memory_ids=[item.memory.pk for item in bundle.memories], at=timezone.now())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 from django.utils import timezone
 
@@ -48,6 +50,45 @@ def test_context_budget_follows_the_relationship_stage(api, tenant, contact, sta
         assert body["memories"] == [] and "<memory>" not in body["context_text"]
     else:  # dormant too: its last topic (none here: these are facts) after the query's best matches
         assert body["memories"] and "<memory>" in body["context_text"]
+
+
+def test_a_context_as_of_a_replayed_history_s_last_message_is_assembled_as_it_would_have_been_then(
+    api, tenant, contact
+):
+    """`as_of` (a history imported, then asked about as of its last message): the stage it had then — not
+    "dormant" for having ended long ago — with that stage's budget, and "recent" episodes counted from then."""
+    last_seen = datetime(2023, 5, 8, 20, 0, tzinfo=UTC)
+    ContactState.objects.create(
+        contact=contact,
+        tenant=tenant,
+        relationship_stage="dormant",  # what the periodic refresh makes of it as time passes
+        sessions_count=20,
+        active_streak=1,
+        last_seen_at=last_seen,
+    )
+    for content, occurred_at in [
+        ("Planted basil and mint on the balcony", last_seen - timedelta(days=5)),  # recent as of then
+        ("Moved into the flat with the balcony", last_seen - timedelta(days=200)),
+    ]:
+        memory = add(tenant, contact, content, memory_type="episode")
+        Memory.objects.filter(pk=memory.pk).update(occurred_at=occurred_at)
+    add(tenant, contact, "Works as a teacher")
+
+    today = api.get("/api/v1/context/arjun").json()
+    then = api.get("/api/v1/context/arjun", {"as_of": last_seen.isoformat()}).json()
+
+    assert (today["state"]["relationship_stage"], today["memory_budget"]) == ("dormant", 200)
+    assert (then["state"]["relationship_stage"], then["memory_budget"]) == ("established", 1200)
+    # established: facts, preferences and the episodes of the 30 days before `as_of` (no query: the density alone)
+    assert {memory["content"] for memory in then["memories"]} == {
+        "Planted basil and mint on the balcony",
+        "Works as a teacher",
+    }
+    assert api.get("/api/v1/context/arjun", {"as_of": "last spring"}).status_code == 400
+    # at the calendar's edges ("the 30 days before" the first day is no date)
+    for edge, stage in (("0001-01-01T00:00:00Z", "established"), ("9999-12-31T23:59:59Z", "dormant")):
+        at_edge = api.get("/api/v1/context/arjun", {"query": "what did I do last week?", "as_of": edge})
+        assert at_edge.status_code == 200 and at_edge.json()["state"]["relationship_stage"] == stage
 
 
 def test_a_new_contacts_context_opened_by_a_token_budget_does_not_claim_it_knows_nothing(api, tenant, contact):

@@ -55,7 +55,7 @@ class ContextRound:
 
     @property
     def label(self) -> str:
-        return "stage as computed" if self.token_budget is None else f"token_budget {self.token_budget}"
+        return "stage as of the last turn" if self.token_budget is None else f"token_budget {self.token_budget}"
 
     def recall(self, *, categories: set[str] | None = None, conversations: set[str] | None = None) -> float | None:
         values = [
@@ -226,14 +226,21 @@ def ask_contexts(
     client: EngramClient, dataset: datasets.Dataset, *, token_budget: int | None, tick: Callable[[], None]
 ) -> ContextRound:
     """Every question as the `query` of GET /context (`explain=true` for the memories' sources), as a chatbot
-    asks before it replies: the stage's budget and density as the stack computes them, or a `token_budget`
-    (which opens every type). Recall is over the whole context: every line is handed to the model."""
+    asks before it replies, as of its conversation's last turn (`as_of`, as the searches are asked: a replayed
+    contact is in the stage it was in then, not "dormant" for having ended years ago): the stage's budget and
+    density as the stack computes them, or a `token_budget` (which opens every type). Recall is over the whole
+    context: every line is handed to the model."""
     round_ = ContextRound(token_budget=token_budget)
     stages: dict[str, int] = {}
+    last_at = {conversation.id: conversation.last_at for conversation in dataset.conversations}
     for question in dataset.questions:
         prefix = f"{question.conversation}:"
         answer = client.context(
-            contact_id=question.conversation, query=question.text, token_budget=token_budget, explain=True
+            contact_id=question.conversation,
+            query=question.text,
+            token_budget=token_budget,
+            explain=True,
+            as_of=last_at[question.conversation].isoformat(),
         )
         round_.latencies_ms.append(answer.milliseconds)
         memories = answer.body["memories"]

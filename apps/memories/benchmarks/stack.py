@@ -111,8 +111,18 @@ class EngramClient:
             body["as_of"] = as_of
         return self.request("POST", "/memories/search", json=body)
 
-    def context(self, *, contact_id: str, query: str, token_budget: int | None = None, explain: bool = False) -> Timed:
+    def context(
+        self,
+        *,
+        contact_id: str,
+        query: str,
+        token_budget: int | None = None,
+        explain: bool = False,
+        as_of: str | None = None,
+    ) -> Timed:
         params: dict[str, Any] = {"query": query}
+        if as_of is not None:
+            params["as_of"] = as_of
         if token_budget is not None:
             params["token_budget"] = token_budget
         if explain:
