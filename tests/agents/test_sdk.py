@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from datetime import UTC, datetime
 
 import httpx
 import pytest
@@ -180,6 +181,25 @@ def test_a_repeated_message_id_stores_nothing_twice(engram, live_tenant):
     once, twice = engram._send(call), engram._send(call)
     assert once.message_id == twice.message_id and twice.duplicate is True
     assert Memory.objects.filter(tenant=live_tenant).count() == stored + len(once.memories)
+
+
+def test_search_and_context_are_asked_as_of_a_moment(engram, live_tenant):
+    """`as_of` reaches the server from both reads: "last week" counts from it, and a bad one is a ValidationError
+    naming the field."""
+    fair_day = datetime(2023, 5, 5, 12, tzinfo=UTC)
+    engram.ingest("I went to the pottery fair with my aunt", conversation_id="c", contact_id="u3", occurred_at=fair_day)
+    asked = {"contact_id": "u3", "explain": True}
+
+    def the_fair(found):
+        return next(hit for hit in found.results if "pottery" in hit.content)
+
+    then = engram.search("what did I do last week?", as_of=datetime(2023, 5, 8, tzinfo=UTC), **asked)
+    assert the_fair(then).explain["time_window"] is not None  # inside the week before 8 May 2023
+    assert the_fair(engram.search("what did I do last week?", **asked)).explain["time_window"] is None
+    assert engram.context("u3", query="the fair", as_of="2023-05-08T00:00:00Z").contact["contact_id"] == "u3"
+    with pytest.raises(ValidationError) as invalid:
+        engram.context("u3", as_of="last spring")
+    assert list(invalid.value.field_errors) == ["as_of"]
 
 
 def test_errors_come_as_exceptions_by_kind(live_url, live_key, live_tenant):

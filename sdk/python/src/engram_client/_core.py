@@ -222,9 +222,11 @@ def search_body(
     include_compressed: bool,
     explain: bool,
     key_prefix: str | None = None,
+    as_of: datetime | str | None = None,
 ) -> dict[str, Any]:
     return _without_none(
         {
+            "as_of": _iso(as_of),
             "key_prefix": key_prefix,
             "query": query,
             "contact_id": contact_id,
@@ -237,10 +239,16 @@ def search_body(
 
 
 def context_params(
-    *, query: str, conversation_id: str | None, token_budget: int | None, explain: bool
+    *,
+    query: str,
+    conversation_id: str | None,
+    token_budget: int | None,
+    explain: bool,
+    as_of: datetime | str | None = None,
 ) -> dict[str, Any]:
     return _without_none(
         {
+            "as_of": _iso(as_of),
             "query": query or None,
             "conversation_id": conversation_id,
             "token_budget": token_budget,

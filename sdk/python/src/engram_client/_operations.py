@@ -88,6 +88,7 @@ def search(
     include_compressed: bool,
     explain: bool,
     key_prefix: str | None = None,
+    as_of: datetime | str | None = None,
 ) -> Call[SearchResults]:
     body = search_body(
         query,
@@ -97,14 +98,23 @@ def search(
         include_compressed=include_compressed,
         explain=explain,
         key_prefix=key_prefix,
+        as_of=as_of,
     )
     return Call("POST", f"{API_PREFIX}/memories/search", SearchResults.from_json, json=body)
 
 
 def context(
-    contact_id: str, *, query: str, conversation_id: str | None, token_budget: int | None, explain: bool
+    contact_id: str,
+    *,
+    query: str,
+    conversation_id: str | None,
+    token_budget: int | None,
+    explain: bool,
+    as_of: datetime | str | None = None,
 ) -> Call[Context]:
-    params = context_params(query=query, conversation_id=conversation_id, token_budget=token_budget, explain=explain)
+    params = context_params(
+        query=query, conversation_id=conversation_id, token_budget=token_budget, explain=explain, as_of=as_of
+    )
     return Call("GET", f"{API_PREFIX}/context/{path_part(contact_id)}", Context.from_json, params=params)
 
 

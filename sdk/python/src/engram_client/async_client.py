@@ -180,9 +180,11 @@ class AsyncEngram:
         include_compressed: bool = False,
         explain: bool = False,
         key_prefix: str | None = None,
+        as_of: datetime | str | None = None,
     ) -> SearchResults:
         """Ranked memories of a contact (or of the brain without `contact_id`), each with its score.
-        `key_prefix`: only the keyed records (`memories.put`) whose key starts with it."""
+        `key_prefix`: only the keyed records (`memories.put`) whose key starts with it. `as_of`: the moment
+        the query's time expressions ("last week") count from; default now."""
         return await self._send(
             ops.search(
                 query,
@@ -192,6 +194,7 @@ class AsyncEngram:
                 include_compressed=include_compressed,
                 explain=explain,
                 key_prefix=key_prefix,
+                as_of=as_of,
             )
         )
 
@@ -203,11 +206,18 @@ class AsyncEngram:
         conversation_id: str | None = None,
         token_budget: int | None = None,
         explain: bool = False,
+        as_of: datetime | str | None = None,
     ) -> Context:
-        """What to hand the LLM before it answers: `context_text` holds the `<memory>` block."""
+        """What to hand the LLM before it answers: `context_text` holds the `<memory>` block. `as_of`: as of
+        that moment (an imported history asked about as of its last message): the stage it was in then."""
         return await self._send(
             ops.context(
-                contact_id, query=query, conversation_id=conversation_id, token_budget=token_budget, explain=explain
+                contact_id,
+                query=query,
+                conversation_id=conversation_id,
+                token_budget=token_budget,
+                explain=explain,
+                as_of=as_of,
             )
         )
 
