@@ -96,11 +96,12 @@ def _recent_since(density: Density, reference: datetime) -> datetime | None:
         return datetime.min.replace(tzinfo=UTC)
 
 
-def _admits(density: Density, item: ScoredMemory, *, now: datetime) -> bool:
-    """Does the stage's density hold this memory: its type, and for an episode how recent it is."""
+def _admits(density: Density, item: ScoredMemory, *, reference: datetime) -> bool:
+    """Does the stage's density hold this memory: its type, and for an episode how recent it is (as of
+    `reference`)."""
     if item.memory.memory_type not in density.memory_types:
         return False
-    since = _recent_since(density, now)
+    since = _recent_since(density, reference)
     return since is None or item.memory.memory_type != scoring.EPISODE or item.memory.occurred_at >= since
 
 
@@ -126,7 +127,7 @@ def _density(
         memory_types=density.memory_types,
         now=now,
     ).results
-    return [item for item in _not_in_window(found, conversation) if _admits(density, item, now=reference)]
+    return [item for item in _not_in_window(found, conversation) if _admits(density, item, reference=reference)]
 
 
 def _query_led(
@@ -146,7 +147,8 @@ def _query_led(
     episode, or one at the "building" stage about anything but a fact, is answered from a memory that the
     density alone never handed to the model (docs/benchmarks.md, "What the model is handed"). One search: a
     stage that holds some types asks for them as its background (`Background`: a candidate source of their
-    own, ranked with the rest), so its background stays what it was without a second search."""
+    own, ranked with the rest), its best 40 of those types, episodes only the recent ones — read as such
+    before the cut, so a message close to many old episodes still gets the last month's."""
     everything = density.memory_types == EVERYTHING.memory_types and not density.last_topic_only
     background = (
         None
