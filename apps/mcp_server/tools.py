@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from django.conf import settings
@@ -54,6 +54,19 @@ MemoryId = Annotated[
     str, Field(description="A memory's id (a UUID), as add_memory, search_memory or list_memories gave it.")
 ]
 MEMORY_TYPES = Literal["fact", "preference", "episode", "pattern"]
+AsOf = Annotated[
+    datetime | None,
+    Field(
+        default=None,
+        description="The moment to answer as of (ISO 8601; without an offset, UTC), e.g. an imported history's last "
+        "message: what 'last week' or 'on Friday' in the query counts from. Default now.",
+    ),
+]
+
+
+def _aware(value: datetime | None) -> datetime | None:
+    """A moment without an offset is UTC, as the REST API reads it (TIME_ZONE)."""
+    return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
 
 
 @dataclass(frozen=True)
@@ -114,6 +127,9 @@ class SearchMemory(Arguments):
     contact_id: OptionalContactId
     top_k: int = Field(default=10, ge=1, le=50, description="How many memories to return (1-50).")
     types: list[MEMORY_TYPES] = Field(default_factory=list, description="Only these memory types (default: all).")
+    as_of: AsOf
+
+    _as_of_aware = field_validator("as_of")(_aware)
 
 
 class GetContext(Arguments):
@@ -127,6 +143,14 @@ class GetContext(Arguments):
         le=32000,
         description="Tokens for the memory lines (0-32000); default: the budget of the relationship's stage.",
     )
+    as_of: datetime | None = Field(
+        default=None,
+        description="The moment to assemble the context as of (ISO 8601; without an offset, UTC), e.g. an imported "
+        "history's last message: the relationship stage then, and what the query's time expressions and the "
+        "stage's recent episodes count from. Default now.",
+    )
+
+    _as_of_aware = field_validator("as_of")(_aware)
 
 
 class ListMemories(Arguments):
@@ -209,6 +233,7 @@ def search_memory(caller: Caller, args: SearchMemory) -> dict[str, Any]:
         query=args.query,
         top_k=args.top_k,
         memory_types=args.types,
+        reference_time=args.as_of,
     )
 
 
@@ -221,6 +246,7 @@ def get_context(caller: Caller, args: GetContext) -> dict[str, Any]:
         conversation=None,
         token_budget=args.token_budget,
         explain=False,
+        as_of=args.as_of,
     )
 
 

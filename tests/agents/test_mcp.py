@@ -9,6 +9,7 @@ import os
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from apps.contacts.models import Contact, ErasureRecord
+from apps.contacts.models import Contact, ContactState, ErasureRecord
 from apps.memories.models import Memory
 from apps.tenants.models import ApiKey
 from tests.agents.conftest import recalls_the_dog
@@ -169,6 +170,50 @@ def test_list_update_delete_export_erase_over_http(live_url, live_key, live_tena
     assert not Contact.objects.filter(tenant=live_tenant, external_id="priya").exists()
     record = ErasureRecord.objects.get(tenant=live_tenant)  # the audit log, as DELETE /contacts/{id} writes it
     assert record.actor == f"api_key:{live_key.split('_')[1]}"
+
+
+def test_search_and_context_are_asked_as_of_a_moment_as_the_rest_api_asks_them(live_url, live_key):
+    """`as_of` reaches search (what "last week" counts from) and context (the stage as of then): the tools answer
+    what the REST API answers as of the same moment, and not what they answer as of now; a moment without an offset
+    is UTC, as the REST API reads it; a bad one is a tool error naming the field."""
+    fair = {"contact_id": "mira", "message": "I went to the pottery fair with my aunt"}
+
+    def a_long_friendship_that_ended_on(last_seen: datetime) -> None:  # what the stage is read from
+        ContactState.objects.filter(contact__external_id="mira").update(
+            relationship_stage="dormant", sessions_count=20, active_streak=1, last_seen_at=last_seen
+        )
+
+    asked = {"contact_id": "mira", "query": "what did I do last week?"}
+
+    async def run() -> dict[str, Any]:
+        async with http_client(live_url, live_key) as client:
+            await client.call_tool("add_memory", fair | {"occurred_at": "2023-05-05T12:00:00Z"})
+            then = structured(await client.call_tool("search_memory", asked | {"as_of": "2023-05-08T00:00:00Z"}))
+            now = structured(await client.call_tool("search_memory", asked))
+            await anyio.to_thread.run_sync(a_long_friendship_that_ended_on, datetime(2023, 5, 8, 20, tzinfo=UTC))
+            context_then = structured(
+                await client.call_tool("get_context", {"contact_id": "mira", "as_of": "2023-05-08T00:00:00"})
+            )
+            context_now = structured(await client.call_tool("get_context", {"contact_id": "mira"}))
+            bad = error_text(await client.call_tool("get_context", {"contact_id": "mira", "as_of": "last spring"}))
+            return locals()
+
+    said = anyio.run(run)
+    rest = httpx.Client(base_url=f"{live_url}/api/v1", headers={"Authorization": f"Bearer {live_key}"})
+    rest_then = rest.post("/memories/search", json=asked | {"as_of": "2023-05-08T00:00:00Z", "explain": True}).json()
+    assert [(hit["id"], hit["score"]) for hit in said["then"]["results"]] == [
+        (hit["id"], hit["score"]) for hit in rest_then["results"]
+    ]
+    assert rest_then["time_windows"]  # "last week" as of 8 May 2023 is a window the fair is in
+    assert said["then"]["results"][0]["score"] != said["now"]["results"][0]["score"]
+    rest_context = rest.get("/context/mira", params={"as_of": "2023-05-08T00:00:00Z"}).json()
+    assert said["context_then"]["state"] == rest_context["state"]
+
+    def stage(context: dict[str, Any]) -> tuple[str, int]:
+        return context["state"]["relationship_stage"], context["memory_budget"]
+
+    assert (stage(said["context_then"]), stage(said["context_now"])) == (("established", 1200), ("dormant", 200))
+    assert said["bad"].startswith("Invalid arguments: as_of:")
 
 
 def test_another_tenants_key_sees_nothing(live_url, live_key, other_live_key):
