@@ -53,13 +53,15 @@ class ContactFilterForm(forms.Form):
 
 
 class ContextPreviewForm(forms.Form):
-    """The same inputs as GET /context, under the same names: `query` and an optional `token_budget` (default:
-    the stage's), so a preview's URL reads like the API call it previews."""
+    """The same inputs as GET /context, under the same names: `query`, an optional `token_budget` (default:
+    the stage's) and `as_of` (default now; without an offset, UTC), so a preview's URL reads like the API call it
+    previews."""
 
     query = forms.CharField(required=False, max_length=4000, label="Query")
     token_budget = forms.IntegerField(
         required=False, min_value=0, max_value=32000, label="Token budget", help_text="empty: the stage's budget"
     )
+    as_of = forms.DateTimeField(required=False, label="As of (UTC)", help_text="empty: now")
 
 
 class MemoryEditForm(forms.Form):

@@ -144,6 +144,7 @@ def context_preview(request: InspectorRequest, contact_id: str) -> HttpResponse:
             token_budget=form.cleaned_data["token_budget"],
             explain=True,
             record_access=False,
+            as_of=form.cleaned_data["as_of"],
         )
         source_ids = [source for row in body["memories"] for source in row.get("sources", [])]
         rows = [{**row, "breakdown": selectors.score_breakdown(tenant=tenant, row=row)} for row in body["memories"]]
@@ -152,6 +153,7 @@ def context_preview(request: InspectorRequest, contact_id: str) -> HttpResponse:
             body_json=json.dumps(body, indent=2, ensure_ascii=False, default=str),
             rows=rows,
             token_budget=form.cleaned_data["token_budget"],
+            as_of=form.cleaned_data["as_of"],
             ranker_versions=sorted({row["breakdown"].version for row in rows}),
             outdated_factor=scoring.OUTDATED_FACTOR,
             source_messages=selectors.messages_by_external_id(tenant=tenant, external_ids=source_ids),

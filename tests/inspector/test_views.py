@@ -635,6 +635,25 @@ def test_context_preview_token_budget_and_validation(owner_client, seeded):
     assert "<html" not in partial and 'data-testid="context-text"' in partial
 
 
+def test_context_preview_as_of_a_moment_is_what_get_context_returns_as_of_it(owner_client, api, seeded):
+    """`as_of` (the API's name; without an offset, UTC): the context as it would be assembled then — the stage as
+    of that moment — exactly as GET /context?as_of= returns it; a bad one says why."""
+    url = f"/inspector/contacts/{seeded.contact.pk}/context/"
+    asked = {"query": "where does he work", "as_of": "2031-01-01T00:00:00"}
+    later = api.get("/api/v1/context/arjun", asked | {"as_of": "2031-01-01T00:00:00Z", "explain": "true"}).json()
+    today = api.get("/api/v1/context/arjun", {"query": "where does he work"}).json()
+    assert later["state"]["relationship_stage"] == "dormant" != today["state"]["relationship_stage"]
+    html = owner_client.get(url, asked).content.decode()
+    shown = json.loads(unescape(re.search(r'data-testid="context-json">(.*?)</pre>', html, re.S).group(1)))
+    for key in ("state", "context_text", "memory_budget", "tokens_used"):
+        assert shown[key] == later[key], key
+    assert preview_ids(html) == [row["id"] for row in later["memories"]]
+    assert re.search(r'name="as_of" id="id_as_of" step="1" value="2031-01-01T00:00:00"', html)
+    assert "as of 2031-01-01 00:00:00 UTC" in html
+    bad = owner_client.get(url, {"query": "work", "as_of": "last spring"}).content.decode()
+    assert "as_of: Enter a valid date/time." in bad and 'data-testid="context-json"' not in bad
+
+
 def test_context_preview_opens_prefilled_from_its_url(owner_client, seeded):
     """A preview can be linked and bookmarked: `query` and `token_budget` (the API's names) prefill the form and
     assemble the context; `q`, the name before, still works."""
