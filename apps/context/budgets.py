@@ -30,6 +30,7 @@ TOTAL_LIMIT = 8000
 VERBATIM_TURNS = 4
 
 OUTDATED_NOTE = " (outdated: corrected since)"
+MAX_LINES = 20  # the most memory lines a context holds, whatever its budget
 
 
 class BudgetedMemory(Protocol):
@@ -77,16 +78,19 @@ def budget_memories(
     *,
     budget: int,
     count_tokens: Callable[[str], int],
-    max_items: int = 20,
+    max_items: int = MAX_LINES,
     leading: int = 0,
+    leading_budget: int | None = None,
 ) -> BudgetedMemories[ScoredT]:
-    """The first `leading` of `scored` (the query's best matches) before the others. Among the leading,
-    preferences, then facts, then the rest, each by score: a fact drawn from an episode says it in fewer words
-    and is the line an owner corrects, so it is placed before the episode that would make it a repeat. Among
-    the others preferences first (small, always matter), then by score. A memory that does not fit the token
-    budget is dropped — so the lowest-scored go first — while smaller ones after it may still fit. A memory
-    that a line placed before it already says (`overlap.says_again`: "I have a dog named Bruno." after "Has a
-    dog named Bruno") is dropped too: no tokens for a line the model has read."""
+    """The first `leading` of `scored` (the query's best matches) before the others, within `leading_budget`
+    tokens (default: the whole budget); a leading memory past that share waits behind the others, so they get
+    the rest of the budget first and it still takes what they leave. Among the leading, preferences, then
+    facts, then the rest, each by score: a fact drawn from an episode says it in fewer words and is the line
+    an owner corrects, so it is placed before the episode that would make it a repeat. Among the others
+    preferences first (small, always matter), then by score. A memory that does not fit the token budget is
+    dropped — so the lowest-scored go first — while smaller ones after it may still fit. A memory that a line
+    placed before it already says (`overlap.says_again`: "I have a dog named Bruno." after "Has a dog named
+    Bruno") is dropped too: no tokens for a line the model has read."""
     distilled: dict[str, int] = {scoring.PREFERENCE: 0, scoring.FACT: 1}
 
     def leading_order(item: ScoredT) -> tuple[int, float, str]:
@@ -95,24 +99,37 @@ def budget_memories(
     def order(item: ScoredT) -> tuple[bool, float, str]:
         return (item.memory.memory_type != scoring.PREFERENCE, -item.score, str(item.memory.pk))
 
-    ordered = sorted(scored[:leading], key=leading_order) + sorted(scored[leading:], key=order)
     selected: list[ScoredT] = []
     dropped: list[ScoredT] = []
     lines: list[str] = []
     said: list[frozenset[str]] = []
     used = 0
-    for item in ordered:
+
+    def place(item: ScoredT, within: int) -> bool | None:
+        """Placed (True), said already (dropped: None) or not within `within` tokens (False)."""
+        nonlocal used
         words = overlap.content_words(item.memory.content)
         if any(overlap.says_again(words, earlier) for earlier in said):
-            dropped.append(item)
-            continue
+            return None
         line = memory_line(item.memory.memory_type, item.memory.content, outdated=item.memory.outdated)
         tokens = count_tokens(line)
-        if used + tokens <= budget and len(selected) < max_items:
-            selected.append(item)
-            lines.append(line)
-            said.append(words)
-            used += tokens
-        else:
+        if used + tokens > within or len(selected) >= max_items:
+            return False
+        selected.append(item)
+        lines.append(line)
+        said.append(words)
+        used += tokens
+        return True
+
+    share = budget if leading_budget is None else min(leading_budget, budget)
+    waiting: list[ScoredT] = []
+    for item in sorted(scored[:leading], key=leading_order):
+        placed = place(item, share)
+        if placed is None:
+            dropped.append(item)
+        elif not placed:
+            waiting.append(item)
+    for item in sorted(scored[leading:], key=order) + waiting:
+        if not place(item, budget):
             dropped.append(item)
     return BudgetedMemories(selected=selected, dropped=dropped, lines=lines, tokens_used=used)

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from apps.contacts.intelligence.stages import EVERYTHING, STAGE_DENSITY, STAGE_MEMORY_BUDGETS, Density
 from apps.contacts.models import Contact
-from apps.context.budgets import budget_memories
+from apps.context.budgets import MAX_LINES, budget_memories
 from apps.context.fences import DATA_NOT_INSTRUCTIONS, inline
 from apps.conversations.models import Conversation
 from apps.conversations.window import window_get
@@ -26,8 +26,9 @@ from apps.memories.retrieval.types import Background, EntityRef, ScoredMemory
 from apps.tenants.models import Tenant
 
 CONTEXT_CANDIDATES = 40
-# the query's best matches: in the context whatever the stage's density (types, recent episodes only, last topic)
-QUERY_LED = 5
+# the query's best matches: in the context whatever the stage's density (types, recent episodes only, last topic),
+# half of the lines a context can hold and at most half its budget before the density's turn
+QUERY_LED = MAX_LINES // 2
 
 
 @dataclass
@@ -105,6 +106,18 @@ def _admits(density: Density, item: ScoredMemory, *, reference: datetime) -> boo
     return since is None or item.memory.memory_type != scoring.EPISODE or item.memory.occurred_at >= since
 
 
+def _holds_everything(density: Density) -> bool:
+    """A density of every type and age: the query's own ranking is all of it, no background of the stage's."""
+    return density.memory_types == EVERYTHING.memory_types and not density.last_topic_only
+
+
+def _has_background(density: Density) -> bool:
+    """Some types (building, established, fading): a background of their own behind the query's matches. Not
+    every type (the query's ranking is all of it), nor the last topic alone (one line: the matches keep the
+    budget, and it takes what they leave)."""
+    return not _holds_everything(density) and not density.last_topic_only
+
+
 def _density(
     *,
     tenant: Tenant,
@@ -148,16 +161,18 @@ def _query_led(
     density alone never handed to the model (docs/benchmarks.md, "What the model is handed"). One search: a
     stage that holds some types asks for them as its background (`Background`: a candidate source of their
     own, ranked with the rest), its best 40 of those types, episodes only the recent ones — read as such
-    before the cut, so a message close to many old episodes still gets the last month's."""
-    everything = density.memory_types == EVERYTHING.memory_types and not density.last_topic_only
+    before the cut, so a message close to many old episodes still gets the last month's. The budget gives the
+    leading at most half of itself before the background's turn (`context_assemble`), so small talk at
+    "building" is still answered with the contact's facts."""
+    everything = _holds_everything(density)
     background = (
-        None
-        if everything or density.last_topic_only
-        else Background(
+        Background(
             memory_types=density.memory_types,
             limit=CONTEXT_CANDIDATES,
             episodes_since=_recent_since(density, reference),
         )
+        if _has_background(density)
+        else None
     )
     result = memory_search(
         tenant=tenant,
@@ -195,7 +210,9 @@ def context_assemble(
 ) -> ContextBundle:
     """The stage sets the budget and the density (`stages.STAGE_DENSITY`: which memory types, episodes how
     recent, or only the last topic); a caller's `token_budget` sets the budget and opens every type. The
-    query's QUERY_LED best matches are in the context whatever the density (`_query_led`). `reference_time`
+    query's QUERY_LED best matches are in the context whatever the density (`_query_led`): they take up to half
+    the budget first, the stage's background then has its turn, and matches that waited take what it leaves
+    (a stage of every type, or of the last topic alone, leaves them the whole budget). `reference_time`
     (GET /context's `as_of`, else now): what the query's time expressions and "recent" episodes count from."""
     now = now or timezone.now()
     reference = reference_time or now
@@ -226,7 +243,14 @@ def context_assemble(
             reference=reference,
         )
     with phase("assembly"):
-        budgeted = budget_memories(scored, budget=budget, count_tokens=count_tokens, leading=leading)
+        budgeted = budget_memories(
+            scored,
+            budget=budget,
+            count_tokens=count_tokens,
+            leading=leading,
+            # the query's best matches take at most half the budget before a stage's background has its turn
+            leading_budget=budget // 2 if _has_background(density) else None,
+        )
     entities: dict[str, EntityRef] = {}
     linked = memory_entities(memory_ids=[item.memory.pk for item in budgeted.selected])
     for item in budgeted.selected:

@@ -10,6 +10,7 @@ import pytest
 from django.utils import timezone
 
 from apps.contacts.models import ContactState
+from apps.context.contact import QUERY_LED
 from apps.memories import scoring
 from apps.memories.ingest.services import memory_add
 from apps.memories.lifecycle.deferred import near_duplicates_merge
@@ -248,11 +249,69 @@ def test_the_query_s_best_matches_are_in_the_context_whatever_the_stage(api, ten
     assert placed[ASKED_ABOUT] == "query"
     order = [memory["placed_by"] for memory in body["memories"]]
     assert order == sorted(order, key=lambda by: by != "query")  # the query's matches lead the block
-    assert order.count("query") <= 5
-    if stage != "deep":  # old episodes the query does not reach stay out: at most the other leading places
-        assert sum(1 for thing in OLD_CHORES if f"Fixed the {thing} over the weekend" in placed) < 5
+    assert order.count("query") <= QUERY_LED
+    if stage != "deep":  # old episodes are in only as the query's matches, never as the stage's
+        chores = [placed[text] for thing in OLD_CHORES if (text := f"Fixed the {thing} over the weekend") in placed]
+        assert set(chores) <= {"query"}
     if stage == "building":
         assert {"Works as a nurse at the city hospital", "Lives in Pune with her parents"} <= set(placed)
+
+
+TRIPS = [
+    "Travelled to Lisbon and rode the old trams",
+    "Flew to Kyoto for the cherry blossoms",
+    "Trekked the Inca trail out of Cusco",
+    "Saw the northern lights on a trip to Reykjavik",
+    "Haggled for rugs in the souks of Marrakesh on holiday",
+    "Ate pho on a street corner during her Hanoi trip",
+    "Took the ferry over to Tallinn for a weekend away",
+    "Climbed Table Mountain while travelling in Cape Town",
+]
+
+
+def test_a_question_answered_by_eight_memories_gets_them_all_at_the_building_stage(api, tenant):
+    """Half of a context's lines answer the message (QUERY_LED, 10 of at most 20): asked where she has travelled,
+    a "building" contact (whose density is facts only) is handed all eight old trips, and its facts behind them.
+    Before, five matches led and the other three trips were left out: the stage holds facts only."""
+    contact = ContactFactory(tenant=tenant, external_id="asha")
+    ContactState.objects.create(contact=contact, tenant=tenant, relationship_stage="building")
+    background = [("fact", "Works as a nurse at the city hospital"), ("fact", "Lives in Pune with her parents")]
+    trips = [("episode", trip) for trip in TRIPS]
+    chores = [("episode", f"Fixed the {thing} over the weekend") for thing in OLD_CHORES]
+    for memory_type, content in [*background, *trips, *chores]:
+        change = memory_add(tenant=tenant, contact=contact, memory_type=memory_type, content=content, actor="test")
+        Memory.objects.filter(pk=change.memory.pk).update(occurred_at=timezone.now() - timedelta(days=200))
+
+    body = api.get("/api/v1/context/asha", {"query": "where has she travelled?", "explain": "true"}).json()
+
+    placed = {memory["content"]: memory["placed_by"] for memory in body["memories"]}
+    assert {placed.get(content) for _, content in trips} == {"query"}
+    assert {content for _, content in background} <= set(placed)
+    assert sum(content in placed for _, content in chores) <= QUERY_LED - len(trips)  # only as leftover matches
+
+
+CHATS = ["film", "match", "concert", "storm", "exam", "party", "launch", "trip", "wedding", "race", "sale", "show"]
+
+
+def test_small_talk_at_the_building_stage_is_still_answered_with_the_contact_s_facts(api, tenant):
+    """The query's matches take at most half the budget before the stage's background has its turn: "hey, how's
+    it going?" to a "building" contact with a dozen long chatty episodes gets her facts, then the episodes that
+    waited in what is left. Without the share, eight episodes of 62 tokens took the 500 tokens alone."""
+    contact = ContactFactory(tenant=tenant, external_id="asha")
+    ContactState.objects.create(contact=contact, tenant=tenant, relationship_stage="building")
+    facts = ["Works as a nurse at the city hospital", "Lives in Pune with her parents", "Has a cat named Miso"]
+    chats = [  # 62 tokens a line, and unlike one another (no line says another again)
+        f"Hey, how's it going? We chatted about the {topic}: " + " ".join(f"{topic}{n}" for n in range(22))
+        for topic in CHATS
+    ]
+    for memory_type, content in [*(("fact", fact) for fact in facts), *(("episode", chat) for chat in chats)]:
+        memory_add(tenant=tenant, contact=contact, memory_type=memory_type, content=content, actor="test")
+
+    body = api.get("/api/v1/context/asha", {"query": "hey, how's it going?", "explain": "true"}).json()
+
+    placed = {memory["content"]: memory["placed_by"] for memory in body["memories"]}
+    assert set(facts) <= set(placed)
+    assert sum(content in placed for content in chats) >= 3 and body["tokens_used"] > body["memory_budget"] // 2
 
 
 GARDEN_PLANTS = ["roses", "tomatoes", "basil", "tulips", "lavender", "sunflowers", "strawberries", "mint", "orchids"]
@@ -277,7 +336,7 @@ def test_an_established_contact_s_recent_episodes_are_in_the_context_however_man
 
     placed = {memory["content"]: memory["placed_by"] for memory in body["memories"]}
     assert {placed[text] for text in RECENT} == {"stage"}
-    assert sum(by == "query" for by in placed.values()) == 5  # the query's best matches lead, old or not
+    assert sum(by == "query" for by in placed.values()) == QUERY_LED  # the query's best matches lead, old or not
 
 
 def test_a_long_message_is_remembered_to_its_end(api):

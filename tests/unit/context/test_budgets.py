@@ -68,3 +68,20 @@ def test_the_query_s_best_matches_lead_and_a_fact_comes_before_the_episode_it_wa
     unled = budget_memories([episode, fact, preference, other], budget=100, count_tokens=words)
     assert unled.selected == [preference, episode, other]  # without leading: the fact is a repeat of the episode
     assert unled.dropped == [fact]
+
+
+def test_the_query_s_matches_past_their_share_wait_behind_the_stage_s_and_take_what_is_left():
+    # four matches lead within half of a 24-token budget: two fit their 12 tokens (6 each); the stage's two
+    # facts (5 and 4) then have their turn; the matches that waited take what they leave, in their order
+    matches = [
+        Scored(Line(f"q{index}", "episode", f"Went to the {place} fair"), 0.9 - index / 10)
+        for index, place in enumerate(["pottery", "book", "food", "craft"])
+    ]
+    stage = [Scored(Line("f1", "fact", "Works as a nurse"), 0.3), Scored(Line("f2", "fact", "Lives in Pune"), 0.2)]
+    budgeted = budget_memories([*matches, *stage], budget=24, count_tokens=words, leading=4, leading_budget=12)
+    assert budgeted.selected == [matches[0], matches[1], stage[0], stage[1]]
+    assert budgeted.dropped == [matches[2], matches[3]] and budgeted.tokens_used == 21
+    roomier = budget_memories([*matches, *stage], budget=27, count_tokens=words, leading=4, leading_budget=12)
+    assert roomier.selected == [matches[0], matches[1], stage[0], stage[1], matches[2]]
+    whole = budget_memories([*matches, *stage], budget=24, count_tokens=words, leading=4)  # no share: all theirs
+    assert whole.selected == matches
