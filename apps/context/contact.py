@@ -127,11 +127,12 @@ def _density(
     conversation: Conversation | None,
     now: datetime,
     reference: datetime,
-) -> list[ScoredMemory]:
-    """The stage's own memories, without a query: its last topic, or its types ranked by importance and use,
-    episodes only when recent enough (as of `reference`), none of the turns still in the chat window."""
+) -> tuple[list[ScoredMemory], int]:
+    """The stage's own memories, without a query (none of them leads): its last topic, or its types ranked by
+    importance and use, episodes only when recent enough (as of `reference`), none of the turns still in the chat
+    window."""
     if density.last_topic_only:
-        return last_episode(tenant=tenant, contact=contact, now=now)
+        return last_episode(tenant=tenant, contact=contact, now=now), 0
     found = memory_search(
         tenant=tenant,
         contact=contact,
@@ -140,7 +141,7 @@ def _density(
         memory_types=density.memory_types,
         now=now,
     ).results
-    return [item for item in _not_in_window(found, conversation) if _admits(density, item, reference=reference)]
+    return [item for item in _not_in_window(found, conversation) if _admits(density, item, reference=reference)], 0
 
 
 def _query_led(
@@ -222,18 +223,9 @@ def context_assemble(
     scored: list[ScoredMemory] = []
     leading = 0
     opened = bool(density.memory_types) or density.last_topic_only
-    if budget > 0 and opened and query.strip():
-        scored, leading = _query_led(
-            tenant=tenant,
-            contact=contact,
-            query=query,
-            density=density,
-            conversation=conversation,
-            now=now,
-            reference=reference,
-        )
-    elif budget > 0 and opened:
-        scored = _density(
+    if budget > 0 and opened:
+        gather = _query_led if query.strip() else _density
+        scored, leading = gather(
             tenant=tenant,
             contact=contact,
             query=query,
