@@ -44,6 +44,8 @@ class BudgetedMemory(Protocol):
     def content(self) -> str: ...
     @property
     def outdated(self) -> bool: ...
+    @property
+    def role(self) -> str: ...
 
 
 class Scored(Protocol):
@@ -66,11 +68,14 @@ class BudgetedMemories(Generic[ScoredT]):
     tokens_used: int
 
 
-def memory_line(memory_type: str, content: str, *, outdated: bool = False) -> str:
+def memory_line(memory_type: str, content: str, *, outdated: bool = False, role: str = "") -> str:
     """The seed <memory> format (memory-logic.txt §4): one `[TYPE] content` line per memory; an episode
-    that stated a value since corrected says so, so the model does not repeat the old value. The content is
-    data on one line (`fences.inline`): it never opens a line or a tag of its own."""
-    return f"[{memory_type.upper()}] {inline(content)}{OUTDATED_NOTE if outdated else ''}"
+    that stated a value since corrected says so, so the model does not repeat the old value. Words the
+    contact did not say name who did, as a labelled speaker's turn does ("John: …"): the AI's own earlier
+    reply is "Assistant: …" (`role`), never read as the contact's. The content is data on one line
+    (`fences.inline`): it never opens a line or a tag of its own."""
+    said_by = f"{role.capitalize()}: " if role else ""
+    return f"[{memory_type.upper()}] {said_by}{inline(content)}{OUTDATED_NOTE if outdated else ''}"
 
 
 def budget_memories(
@@ -111,7 +116,8 @@ def budget_memories(
         words = overlap.content_words(item.memory.content)
         if any(overlap.says_again(words, earlier) for earlier in said):
             return None
-        line = memory_line(item.memory.memory_type, item.memory.content, outdated=item.memory.outdated)
+        memory = item.memory
+        line = memory_line(memory.memory_type, memory.content, outdated=memory.outdated, role=memory.role)
         tokens = count_tokens(line)
         if used + tokens > within or len(selected) >= max_items:
             return False

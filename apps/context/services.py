@@ -80,6 +80,7 @@ def context_payload(
             "importance": item.memory.importance,
             "score": item.score,
             "outdated": item.memory.outdated,
+            "role": item.memory.role,
         }
         if explain:
             row["sources"] = list(item.memory.source_message_ids)

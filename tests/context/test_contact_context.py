@@ -225,3 +225,32 @@ def test_turns_still_in_the_chat_window_are_not_repeated_in_the_context(
 
     assert set(texts) <= set(episodes(everything))
     assert not set(texts) & set(episodes(in_window))
+
+
+def test_the_ai_s_own_earlier_reply_is_handed_over_as_the_assistant_s_not_the_contact_s(api, tenant, contact):
+    # a user <-> assistant chat has no speaker labels: without the role, "I'd pick the trail runners" would read
+    # as something the contact said
+    turns = [
+        ("user", "I need new running shoes for the Lonavala trail race in March."),
+        ("assistant", "For the Lonavala trail race I'd pick trail runners with a rock plate and deep lugs."),
+    ]
+    response = api.post(
+        "/api/v1/ingest/batch",
+        {
+            "messages": [
+                {"contact_id": "arjun", "conversation_id": "c1", "role": role, "message": text} for role, text in turns
+            ]
+        },
+        format="json",
+    )
+    assert response.status_code == 202, response.content
+    body = api.get("/api/v1/context/arjun", {"query": "Lonavala trail race shoes", "token_budget": 2000}).json()
+    roles = {row["content"]: row["role"] for row in body["memories"] if row["memory_type"] == "episode"}
+    assert roles == {turns[0][1]: "", turns[1][1]: "assistant"}
+    lines = body["context_text"].splitlines()
+    assert f"[EPISODE] Assistant: {turns[1][1]}" in lines
+    assert f"[EPISODE] {turns[0][1]}" in lines
+    found = api.post(
+        "/api/v1/memories/search", {"contact_id": "arjun", "query": "trail runners rock plate"}, format="json"
+    )
+    assert found.json()["results"][0]["role"] == "assistant"

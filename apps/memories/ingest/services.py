@@ -237,6 +237,15 @@ def _candidates_for_message(
     return candidates
 
 
+def _said_by(*, speaker: str, role: str) -> dict[str, str]:
+    """Who said a memory's words, in its metadata: the speaker's label when the message has one; else, when it
+    was not the contact's own (user) message, its role ("assistant": the AI's own reply, which GET /context
+    hands the model as "Assistant: …", so it is never read as something the contact said)."""
+    if speaker:
+        return {"speaker": speaker}
+    return {"role": role} if role and role != Message.ROLE_USER else {}
+
+
 def _candidates_for_text(
     *,
     text: str,
@@ -265,7 +274,7 @@ def _candidates_for_text(
                 is_correction=item.is_correction,
                 polarity=item.polarity,
                 entities=_with(item.entities, speaker_entity),
-                metadata={"speaker": speaker} if speaker else {},
+                metadata=_said_by(speaker=speaker, role=role),
                 source_session_id=session_id,
                 index_terms=_episode_dates(text, occurred_at) if item.memory_type == "episode" and occurred_at else "",
             )
@@ -510,7 +519,7 @@ def _answer_episode(
         content=content,
         salience=salience(content, has_entity=False),
         entities=(speaker_entity,) if speaker_entity is not None else (),
-        metadata={"speaker": message.speaker, **metadata} if message.speaker else metadata,
+        metadata={**_said_by(speaker=message.speaker, role=message.role), **metadata},
         source_session_id=_session_id(event),
         index_terms=_episode_dates(event.content, message.occurred_at),
     )

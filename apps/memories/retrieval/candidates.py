@@ -139,7 +139,8 @@ _BM25_SQL = (
 MEMORY_COLUMNS = (
     "m.id, m.memory_type, m.content, m.importance, "
     "(extract(epoch FROM m.occurred_at) * 1000000)::bigint, m.is_compressed, m.source_message_ids, "
-    "m.access_count, extract(epoch FROM (%(now)s - m.accessed_at)) / 86400.0, m.outdated_by_id IS NOT NULL"
+    "m.access_count, extract(epoch FROM (%(now)s - m.accessed_at)) / 86400.0, m.outdated_by_id IS NOT NULL, "
+    "coalesce(m.metadata->>'role', '')"
 )
 
 
@@ -162,6 +163,7 @@ def retrieved(row: Sequence[Any]) -> RetrievedMemory:
         is_compressed=row[5],
         source_message_ids=tuple(row[6] or ()),
         outdated=bool(row[9]),
+        role=row[10],
     )
 
 
@@ -367,21 +369,21 @@ def fetch(
             memory=retrieved(row),
             access_count=row[7],
             days_since_access=float(row[8]),
-            found_by=_FOUND_BY[row[10]],
-            session=row[11],
-            is_question=bool(row[12]),
-            cosine=float(row[13]),
-            context_cosine=float(row[14]),
-            search_length=row[15],
-            bm25=float(row[16]),
-            context_bm25=float(row[17]),
-            matched_entity_ids=tuple(row[18]),
-            speaker=row[19],
-            index_terms=row[20] or "",
-            chunks=chunk_share.split_into(row[21], row[22]),
-            condition=row[23],
-            sequence=row[24],
-            sums_up_session=bool(row[25]),
+            found_by=_FOUND_BY[row[11]],
+            session=row[12],
+            is_question=bool(row[13]),
+            cosine=float(row[14]),
+            context_cosine=float(row[15]),
+            search_length=row[16],
+            bm25=float(row[17]),
+            context_bm25=float(row[18]),
+            matched_entity_ids=tuple(row[19]),
+            speaker=row[20],
+            index_terms=row[21] or "",
+            chunks=chunk_share.split_into(row[22], row[23]),
+            condition=row[24],
+            sequence=row[25],
+            sums_up_session=bool(row[26]),
         )
         for row in rows
     ]

@@ -58,6 +58,7 @@ def search_payload(
             "is_compressed": item.memory.is_compressed,
             "outdated": item.memory.outdated,
             "sources": list(item.memory.source_message_ids),
+            "role": item.memory.role,
             "entities": sorted(entity.key for entity in entities[item.memory.pk]),
         }
         if explain:

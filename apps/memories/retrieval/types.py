@@ -47,6 +47,10 @@ class RetrievedMemory:
     is_compressed: bool
     source_message_ids: tuple[str, ...]
     outdated: bool = False  # an episode that stated a value since corrected (Memory.outdated_by)
+    # who said it when that was not the contact (or a labelled speaker): the role of its source message,
+    # "assistant" for the AI's own replies (`metadata.role`, ingest); "" for the contact's words and what was
+    # derived from several messages
+    role: str = ""
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ class Line:
     memory_type: str
     content: str
     outdated: bool = False
+    role: str = ""
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,23 @@ def test_memory_line_is_the_seed_format_and_says_when_outdated():
     assert memory_line("fact", "Lives in Pune") == "[FACT] Lives in Pune"
     outdated = memory_line("episode", "Moved to Pune", outdated=True)
     assert outdated == "[EPISODE] Moved to Pune (outdated: corrected since)"
+
+
+def test_the_ai_s_own_earlier_reply_says_it_was_the_assistant_s():
+    # the contact's words are the contact's; the AI's reply is not something the contact said
+    assert (
+        memory_line("episode", "I'd try the Dunk Low.", role="assistant")
+        == "[EPISODE] Assistant: I'd try the Dunk Low."
+    )
+    budgeted = budget_memories(
+        [
+            Scored(Line("a", "episode", "I want new sneakers"), 0.9),
+            Scored(Line("b", "episode", "Try the Dunk Low", role="assistant"), 0.8),
+        ],
+        budget=100,
+        count_tokens=words,
+    )
+    assert budgeted.lines == ["[EPISODE] I want new sneakers", "[EPISODE] Assistant: Try the Dunk Low"]
 
 
 def test_preferences_first_then_by_score_and_what_does_not_fit_is_dropped():
