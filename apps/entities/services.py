@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -32,17 +32,9 @@ def _is_not_a_name(entity: Entity) -> bool:
 
 
 def entity_upsert_many(
-    *,
-    tenant: Tenant,
-    contact: Contact | None,
-    entities: Sequence[EntityLike],
-    at: datetime,
-    known_only: Collection[str] = (),
+    *, tenant: Tenant, contact: Contact | None, entities: Sequence[EntityLike], at: datetime
 ) -> dict[str, Entity]:
     """Link mentions to the scope's existing entities, creating the missing ones. Returns {mention key: Entity}.
-    A key in `known_only` (`type:slug`) is linked when its entity exists, never created: the names an AI's reply
-    writes (its headings and labels: "Practical Tips", "Long-Term Strategy") are not the contact's entities
-    until the contact names them.
 
     A bare name ("Bruno") resolves to the typed entity with the same slug (`pet:bruno`) when one exists;
     a typed mention upgrades an earlier bare `name:` entity in place, so its links are kept. Metadata learned
@@ -83,8 +75,6 @@ def entity_upsert_many(
             generic.metadata.pop(NOT_A_NAME, None)  # a typed mention says it is a name after all
             generic.save(update_fields=["entity_type", "metadata", "updated_at"])
             resolved[key] = generic
-        elif key in known_only:
-            continue
         else:
             to_create[key] = Entity(
                 tenant=tenant,

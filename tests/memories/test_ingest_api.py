@@ -308,26 +308,6 @@ def test_same_entity_mentioned_again_links_to_the_existing_one(api, tenant):
     assert Memory.objects.filter(entities=bruno, content__contains="shoes").exists()
 
 
-def test_an_ai_reply_links_the_contact_s_entities_and_creates_none_of_its_own(api, tenant):
-    # a reply's headings and bold labels are Title Case: read as names, one chat left tens of thousands of them
-    ingest(api, "Should I name Douglas as the executor of my will?", message_id="m1")
-    reply = (
-        "### Practical Tips\n1. **Open Communication:** talk to Douglas about the role first.\n"
-        "2. **Long-Term Strategy:** ask the Montserrat Legal Center to review the draft."
-    )
-    assert ingest(api, reply, message_id="m2", role="assistant").status_code == 202
-    slugs = set(Entity.objects.filter(tenant=tenant).values_list("slug", flat=True))
-    assert "douglas" in slugs
-    assert not slugs & {"practical-tips", "open-communication", "long-term-strategy", "montserrat-legal-center"}
-    douglas = Entity.objects.get(tenant=tenant, slug="douglas")
-    assert Memory.objects.filter(entities=douglas, metadata__role="assistant").exists()  # the reply is about him
-    # once the contact names it, the place is an entity, and a later reply about it links it
-    ingest(api, "I booked the Montserrat Legal Center for Friday.", message_id="m3")
-    ingest(api, "Bring your ID to the Montserrat Legal Center on Friday.", message_id="m4", role="assistant")
-    center = Entity.objects.get(tenant=tenant, slug="montserrat-legal-center")
-    assert Memory.objects.filter(entities=center, metadata__role="assistant").exists()
-
-
 def test_memory_list_filters(api):
     ingest(api, "I have a dog named Bruno. I love biryani", message_id="m1")
     assert contents(api, type="preference") == ["Loves biryani"]

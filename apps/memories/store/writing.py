@@ -544,21 +544,15 @@ class _ScopeWriter:
         instances_insert(self.created)  # bulk_create without printing the vectors as text (apps/core/rows.py)
         if self.links:
             mentions = [(entity, at) for _, entities, at in self.links for entity in entities]
-            # entities come from the contact's words: what only an AI's reply names links an entity the scope
-            # has, never creates one (as the deferred linking reads recognised names from user turns only)
-            said: dict[bool, set[str]] = {True: set(), False: set()}
-            for memory, entities, _ in self.links:
-                said[bool((memory.metadata or {}).get("role"))].update(entity_key(entity) for entity in entities)
             resolved = entity_upsert_many(
                 tenant=self.tenant,
                 contact=self.contact,
                 entities=[entity for entity, _ in mentions],
                 at=max(at for _, at in mentions),
-                known_only=said[True] - said[False],
             )
             links: list[MemoryEntity] = []
             for memory, entities, _ in self.links:
-                for key in dict.fromkeys(entity_key(entity) for entity in entities):
+                for key in dict.fromkeys(f"{entity.entity_type}:{entity.slug}" for entity in entities):
                     if key in resolved:
                         links.append(MemoryEntity(memory=memory, entity=resolved[key]))
             MemoryEntity.objects.bulk_create(links, ignore_conflicts=True)
@@ -569,10 +563,6 @@ class _ScopeWriter:
             Memory.objects.bulk_update(list(self.changed.values()), [*REINFORCED_FIELDS, "valid_to", "superseded_by"])
         instances_insert(self.revisions)
         episodes_outdate(corrections=self.corrections, actor=self.actor)
-
-
-def entity_key(entity: EntityLike) -> str:
-    return f"{entity.entity_type}:{entity.slug}"
 
 
 @transaction.atomic
