@@ -72,10 +72,20 @@ def test_every_method_against_the_live_server(engram, live_tenant):
 
     found = engram.search("what is the dog called?", contact_id="wa:+91 98", top_k=3)
     hit = next(hit for hit in found.results if hit.content == "Has a dog named Bruno")
-    assert hit.score > 0 and "pet:bruno" in hit.entities
+    assert hit.score > 0 and "pet:bruno" in hit.entities and hit.role == ""
+    engram.ingest(
+        "A puzzle feeder would keep Bruno busy while you work.",
+        contact_id="wa:+91 98",
+        conversation_id="c1",
+        role="assistant",
+    )
+    advice = engram.search("puzzle feeder for Bruno", contact_id="wa:+91 98", top_k=3).results[0]
+    assert (advice.content, advice.role) == ("A puzzle feeder would keep Bruno busy while you work.", "assistant")
     assert [item.score for item in found.results] == sorted((item.score for item in found.results), reverse=True)
     context = engram.context("wa:+91 98", query="how is Bruno?", token_budget=500)
     assert recalls_the_dog(context.context_text)
+    reply = next(memory for memory in context.memories if memory.content.startswith("A puzzle feeder"))
+    assert reply.role == "assistant" and f"[EPISODE] Assistant: {reply.content}" in context.context_text
     assert any(recalls_the_dog(f"<memory>\n{memory.content}\n</memory>") for memory in context.memories)
 
     dog = next(

@@ -122,6 +122,8 @@ class SearchHit:
     sources: list[str]
     entities: list[str]
     explain: dict[str, Any] | None = None
+    # who said it when it was not the contact: "assistant" for the AI's own earlier reply ("" for the contact's)
+    role: str = ""
     # a search narrowed to keyed records (key_prefix) also returns each record's key, metadata and times
     key: str | None = None
     metadata: dict[str, Any] | None = None
@@ -142,6 +144,7 @@ class SearchHit:
             sources=_strings(data.get("sources")),
             entities=_strings(data.get("entities")),
             explain=_optional_dict(data.get("explain")),
+            role=str(data.get("role") or ""),
             key=data.get("key"),
             metadata=_optional_dict(data.get("metadata")),
             created_at=_dt(data.get("created_at")),
@@ -169,6 +172,7 @@ class ContextMemory:
     outdated: bool
     sources: list[str] = field(default_factory=list)
     explain: dict[str, Any] | None = None
+    role: str = ""  # "assistant": the AI's own earlier reply, its line reads "[EPISODE] Assistant: …"
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ContextMemory:
@@ -181,6 +185,7 @@ class ContextMemory:
             outdated=bool(data.get("outdated", False)),
             sources=_strings(data.get("sources")),
             explain=_optional_dict(data.get("explain")),
+            role=str(data.get("role") or ""),
         )
 
 
