@@ -20,7 +20,7 @@ this relation"), and every extraction the worker retried failed on its first ent
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
@@ -81,8 +81,12 @@ def _prepared_cursor_class() -> type:
     return PreparedCursor
 
 
+# what a statement whose best plan depends on its parameters runs with (`bound_cursor(CUSTOM_PLAN)`)
+CUSTOM_PLAN = {"plan_cache_mode": "force_custom_plan"}
+
+
 @contextmanager
-def bound_cursor() -> Iterator[CursorWrapper]:
+def bound_cursor(settings: Mapping[str, str] | None = None) -> Iterator[CursorWrapper]:
     """A cursor whose statements travel with their parameters apart (PostgreSQL binds them), for the large
     read statements of the search path. Django's default cursor writes every parameter into the SQL text
     on the client: the candidate statement then carried the query vector's 384 numbers four times, ~36 KB
@@ -92,14 +96,19 @@ def bound_cursor() -> Iterator[CursorWrapper]:
     exceed.
 
     Its statements are also prepared (psycopg's prepare_threshold 0 while the cursor is open; Django's is None
-    everywhere else): PostgreSQL parses and rewrites a statement once per connection. Each execution is still
-    planned for its own parameters (`plan_cache_mode=force_custom_plan`, config/settings/base.py): the generic
-    plan PostgreSQL otherwise adopts after five executions cannot see how large the scope is or how rare a
-    query's words are, and at 100k memories it made GET /context ten times slower (in process, interleaved
-    blocks of 20: p50 374 -> 35 ms, p95 654 -> 99 ms; prepared with custom plans vs not prepared: p50 27.7 vs
-    27.2 ms, the same within noise; docs/benchmarks.md "Session 16"). The policy reads `app.tenant_id` when the
-    statement runs, never when it is planned (tests/core/test_row_level_security.py). Connections live up to
-    CONN_MAX_AGE, and a pooler in front must keep sessions (as row-level security's setting already requires)."""
+    everywhere else): PostgreSQL parses, rewrites and plans a statement once per connection, and every later
+    execution runs on that one generic plan (`plan_cache_mode=force_generic_plan`, config/settings/base.py).
+    Write a statement here only if one plan suits every value of its parameters; one whose best plan depends
+    on them sets `force_custom_plan` around itself, as the candidate statement of a scope of a thousand
+    memories or more does (retrieval/vector_effort.py): a generic plan cannot see how large the scope is, and
+    at 100k memories it made GET /context ten times slower for the 20,000-memory contact (in process,
+    interleaved blocks of 20: p50 374 -> 35 ms, p95 654 -> 99 ms; docs/benchmarks.md "Session 16"). For a
+    typical contact's GET /context the generic plans saved ~3 ms of planning a request (in process, p50 17.3-17.9
+    -> 14.6-14.8 ms; "Session 44"). The policy reads `app.tenant_id` when the statement runs, never when it is
+    planned (tests/core/test_row_level_security.py). Connections live up to CONN_MAX_AGE, and a pooler in front
+    must keep sessions (as row-level security's setting already requires).
+
+    `settings`: the cursor's statements run with them (`settings_in_force`), e.g. CUSTOM_PLAN."""
     connection.ensure_connection()
     with connection.wrap_database_errors:
         raw = _prepared_cursor_class()(connection.connection)
@@ -110,10 +119,42 @@ def bound_cursor() -> Iterator[CursorWrapper]:
     threshold = database.prepare_threshold
     database.prepare_threshold = 0
     try:
-        yield cursor
+        with settings_in_force(cursor, settings or {}):
+            yield cursor
     finally:
         database.prepare_threshold = threshold
         cursor.close()
+
+
+@contextmanager
+def settings_in_force(cursor: Any, wanted: Mapping[str, str]) -> Iterator[None]:
+    """Run the statements of the block with the settings `wanted` (none: as they are), set in one statement
+    and restored in one.
+
+    In autocommit they are the session's and are restored after, even when a statement failed. Inside a
+    transaction they are set LOCAL and put back after the block; if a statement failed, the transaction (or
+    its savepoint) is aborted and rolling it back restores them."""
+    if not wanted:
+        yield
+        return
+    local = connection.in_atomic_block
+    names = list(wanted)
+    cursor.execute(
+        "SELECT " + ", ".join("current_setting(%s), set_config(%s, %s, %s)" for _ in names),
+        [value for name in names for value in (name, name, wanted[name], local)],
+    )
+    row = cursor.fetchone()
+    previous = [row[2 * index] for index in range(len(names))]
+    restore = "SELECT " + ", ".join("set_config(%s, %s, %s)" for _ in names)
+    arguments = [value for name, value in zip(names, previous, strict=True) for value in (name, value, local)]
+    if not local:
+        try:
+            yield
+        finally:
+            cursor.execute(restore, arguments)
+        return
+    yield
+    cursor.execute(restore, arguments)
 
 
 _PLACEHOLDER = re.compile(r"%[s%]")  # Django's placeholder, and its escaped percent sign

@@ -84,11 +84,13 @@ def database_config(url: str) -> dict[str, Any]:
     # HNSW: a wider candidate list, and keep scanning until enough rows pass the tenant/contact filter
     # (pgvector ≥ 0.8 iterative index scans), so scoped vector search never comes back short.
     hnsw = "-c hnsw.ef_search=100 -c hnsw.iterative_scan=relaxed_order"
-    # every execution of a prepared statement (the search path's, apps/core/rows.bound_cursor) is planned for
-    # its own parameters: after five executions PostgreSQL may switch to one generic plan, blind to the
-    # scope's size and the words' frequencies, and at 100k memories that plan made GET /context 10x slower
-    # (p50 374 vs 35 ms in process, interleaved; docs/benchmarks.md "Session 16")
-    hnsw += " -c plan_cache_mode=force_custom_plan"
+    # a prepared statement (the search path's, apps/core/rows.bound_cursor) runs on the one generic plan made
+    # at its first execution on the connection: no planning per request (1.5-2.9 ms of a typical contact's
+    # candidate statement). A statement whose best plan depends on its parameters sets force_custom_plan for
+    # itself: the candidate statement of a scope of a thousand memories or more, where a generic plan, blind to
+    # the scope's size, made GET /context 10x slower at 100k memories (retrieval/vector_effort.py;
+    # docs/benchmarks.md "Session 16" and "Session 44")
+    hnsw += " -c plan_cache_mode=force_generic_plan"
     # a statement running longer is cancelled (the API answers 503 "timeout"): one heavy request cannot hold
     # a connection and the CPU for ever. `make run` sets it for the web processes only (not the worker).
     timeout_ms = env.int("ENGRAM_STATEMENT_TIMEOUT_MS", default=0)

@@ -2,11 +2,16 @@
 same queries without them (apps/core/rls.py): where the vector candidates of a contact's search are read from
 the HNSW index without the policies, they are with them — a policy estimated as selective made the planner
 sort the scope's vectors exactly instead (14 ms vs 3 ms at 2,000 memories, docs/benchmarks.md). Planted: the
-`all OR tenant = bound` form halves the scans' estimates and fails this."""
+`all OR tenant = bound` form halves the scans' estimates and fails this.
+
+And what the one generic plan a small scope's candidate statement runs on must not do (retrieval/vector_effort.py):
+read the HNSW index, whatever the planner estimates of a contact's size."""
 
 from __future__ import annotations
 
 import json
+import re
+import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -14,12 +19,12 @@ from typing import Any
 import numpy as np
 import psycopg
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 
 from apps.core.tenancy import tenant_scope
 from apps.entities.models import Entity
 from apps.memories.models import MemoryEntity
-from apps.memories.retrieval import candidates, search
+from apps.memories.retrieval import candidates, search, vector_effort
 from apps.memories.retrieval.search import memory_search
 from tests.factories import ContactFactory, MemoryFactory, TenantFactory
 
@@ -203,3 +208,67 @@ def test_a_crowded_window_is_read_up_to_its_budget_latest_first(searched_contact
     assert window_scans[0]["Scan Direction"] == "Backward"  # the latest first
     assert window_scans[0]["Actual Rows"] == 20, json.dumps(source, indent=1)
     assert source["Actual Rows"] == 20
+
+
+def test_a_small_scope_s_generic_plan_never_reads_the_vector_index(searched_contact, monkeypatch):
+    small = ContactFactory(tenant=searched_contact.tenant)
+    MemoryFactory.bulk(
+        [f"note {index} about the orchard" for index in range(8)],
+        vectors=_unit_vectors(8, 7),
+        tenant=small.tenant,
+        contact=small,
+    )
+    assert not vector_effort.custom_plan(8)
+    exact_sql, params, _ = _candidates_plan(small, query="the orchard notes", seed=5)
+    indexed = candidates.vector_source_sql
+    monkeypatch.setattr(candidates, "vector_source_sql", lambda scope_sql, exact=False: indexed(scope_sql))
+    indexed_sql, _, _ = _candidates_plan(small, query="the orchard notes", seed=5)
+    # a table of one tenant and one large contact, as the statistics tell it, and comparing vectors costed
+    # dear: the generic plan, which knows no contact, estimates each as large as the table and prefers the index
+    with connection.cursor() as cursor:
+        for column in ("tenant_id", "contact_id"):
+            cursor.execute(f"ALTER TABLE memories_memory ALTER COLUMN {column} SET (n_distinct = 1)")
+        cursor.execute("ANALYZE memories_memory")
+    try:
+        with tenant_scope(small.tenant_id), transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("SET LOCAL cpu_operator_cost = 1")
+            generic_exact, generic_indexed = _generic_plan(exact_sql, params), _generic_plan(indexed_sql, params)
+    finally:
+        with connection.cursor() as cursor:
+            for column in ("tenant_id", "contact_id"):
+                cursor.execute(f"ALTER TABLE memories_memory ALTER COLUMN {column} RESET (n_distinct)")
+            cursor.execute("ANALYZE memories_memory")
+    # the index form's generic plan walks the HNSW graph (for a scope of eight); the exact form's never does
+    assert "memory_embedding_hnsw" in _indexes(generic_indexed), json.dumps(_vector_source(generic_indexed), indent=1)
+    assert "memory_embedding_hnsw" not in _indexes(generic_exact), json.dumps(generic_exact, indent=1)
+
+
+_PARAMETER = re.compile(r"%\((\w+)\)s")
+
+
+def _generic_plan(sql: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+    """The plan PostgreSQL makes of `sql` for any values of its parameters (EXPLAIN (GENERIC_PLAN)), each
+    named parameter a $n of its Python value's type."""
+    numbers: dict[str, int] = {}
+
+    def placeholder(match: re.Match[str]) -> str:
+        name = match.group(1)
+        number = numbers.setdefault(name, len(numbers) + 1)
+        return f"${number}::{_sql_type(params[name])}"
+
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN (GENERIC_PLAN, FORMAT JSON) {_PARAMETER.sub(placeholder, sql)}".replace("%%", "%"))
+        return cursor.fetchone()[0]  # type: ignore[no-any-return]
+
+
+def _sql_type(value: Any) -> str:
+    if isinstance(value, list):
+        return (_sql_type(value[0]) if value else "text") + "[]"
+    if isinstance(value, bool):
+        return "boolean"
+    types = {uuid.UUID: "uuid", datetime: "timestamptz", float: "float8", int: "int8", str: "text"}
+    return next(name for kind, name in types.items() if isinstance(value, kind))
+
+
+def _indexes(plan: list[dict[str, Any]]) -> set[str]:
+    return {node["Index Name"] for node in _nodes(plan[0]["Plan"]) if "Index Name" in node}

@@ -7,7 +7,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from apps.core.rows import bound_cursor
+from apps.core.rows import CUSTOM_PLAN, bound_cursor
 
 pytestmark = pytest.mark.django_db
 
@@ -39,18 +39,25 @@ def test_bound_cursor_prepares_its_statements_and_the_query_log_still_reads_them
     assert connection.connection.prepare_threshold is None  # Django's default again outside the cursor
 
 
-def test_every_execution_of_a_prepared_statement_is_planned_for_its_own_parameters() -> None:
-    """After five executions PostgreSQL may reuse one generic plan, blind to the parameters (how large the scope
-    is, how rare a word is): at 100k memories that made GET /context ten times slower. The connection forces a
-    custom plan each time (config/settings/base.py), so the sixth execution on is planned like the first."""
-    sql = "SELECT count(*) FROM memories_memory WHERE importance >= %(floor)s AND memory_type = %(kind)s"
-    for floor in (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7):  # past the five custom plans PostgreSQL tries first
+def test_a_prepared_statement_runs_on_one_generic_plan_unless_it_asks_for_its_own() -> None:
+    """A prepared statement is planned once per connection and runs on that generic plan (no planning per
+    request); one whose best plan depends on its parameters (how large the scope is, how rare a word is: at 100k
+    memories a generic plan made GET /context ten times slower) asks for CUSTOM_PLAN, and each of its
+    executions is planned for its own parameters."""
+    generic = "SELECT count(*) FROM memories_memory WHERE importance >= %(floor)s AND memory_type = %(kind)s"
+    custom = "SELECT count(*) FROM memories_memory WHERE memory_type = %(kind)s AND importance >= %(floor)s"
+    for floor in (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7):  # past the five custom plans PostgreSQL's `auto` tries
         with bound_cursor() as cursor:
-            cursor.execute(sql, {"floor": floor, "kind": "fact"})
+            cursor.execute(generic, {"floor": floor, "kind": "fact"})
+            cursor.fetchone()
+        with bound_cursor(CUSTOM_PLAN) as cursor:
+            cursor.execute(custom, {"floor": floor, "kind": "fact"})
             cursor.fetchone()
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT generic_plans, custom_plans FROM pg_prepared_statements "
-            "WHERE statement LIKE '%%importance >= $1 AND memory_type = $2%%'"
-        )
+        plans = "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE %s"
+        cursor.execute(plans, ["%importance >= $1 AND memory_type = $2%"])
+        assert cursor.fetchall() == [(8, 0)]
+        cursor.execute(plans, ["%memory_type = $1 AND importance >= $2%"])
         assert cursor.fetchall() == [(0, 8)]
+        cursor.execute("SHOW plan_cache_mode")
+        assert cursor.fetchone()[0] == "force_generic_plan"  # the connection's again after the custom cursor

@@ -60,9 +60,9 @@ def vector_part(*, tenant: Tenant, contact: Contact, vectors: np.ndarray, scope_
     """The candidate statement's vector source alone (the same SQL, scope and limit, prepared as the search
     prepares it, at the ef_search the search uses for a scope of `scope_size`), one statement per vector."""
     scope_sql, params = Scope(tenant, contact, (), include_compressed=True).sql()
-    sql = candidates.vector_source_sql(scope_sql)
+    sql = candidates.vector_source_sql(scope_sql, exact=not vector_effort.custom_plan(scope_size))
     timings = []
-    with bound_cursor() as cursor, vector_effort.searching_at(cursor, vector_effort.ef_search_for(scope_size)):
+    with bound_cursor(vector_effort.statement_settings(scope_size)) as cursor:
         for vector in vectors:
             arguments = {**params, "vector": vector_literal(vector), "vector_limit": candidates.VECTOR_CANDIDATES}
             began = time.perf_counter()

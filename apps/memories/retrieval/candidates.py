@@ -144,9 +144,17 @@ MEMORY_COLUMNS = (
 )
 
 
-def vector_source_sql(scope_sql: str) -> str:
+def vector_source_sql(scope_sql: str, *, exact: bool = False) -> str:
     """The vector source: the scope's memories nearest the query (`%(vector)s`) through the HNSW index, at most
-    `%(vector_limit)s` (bench_latency --floor times it alone)."""
+    `%(vector_limit)s` (bench_latency --floor times it alone). `exact`: every memory of the scope compared and
+    sorted, never the index (the subquery is not flattened: its order cannot be read from the index) — a small
+    scope's plan, which a generic plan must keep whatever it estimates (vector_effort.custom_plan)."""
+    if exact:
+        return (
+            "SELECT s.id FROM (SELECT m.id, m.embedding <=> %(vector)s::halfvec AS distance "
+            f"FROM memories_memory m WHERE {scope_sql} AND m.embedding IS NOT NULL OFFSET 0) s "
+            "ORDER BY s.distance LIMIT %(vector_limit)s"
+        )
     return (
         f"SELECT m.id FROM memories_memory m WHERE {scope_sql} AND m.embedding IS NOT NULL "
         "ORDER BY m.embedding <=> %(vector)s::halfvec LIMIT %(vector_limit)s"
@@ -229,17 +237,20 @@ def fetch(
         # Matches of the same words tie: the one closer to the query in meaning goes first (by id, a random
         # UUID, before: LoCoMo R@10 0.7988 -> 0.8000 on the same ingest, both halves up; the keyword source
         # +0.2 ms p50 on LoCoMo contacts, +0.01 ms at 100k where few memories match)
-        terms = []
-        for index, (quoted, weight) in enumerate(zip(quoted_lexemes(lexemes), params["search_idfs"], strict=True)):
-            params[f"term_{index}"] = quoted
-            params[f"term_idf_{index}"] = weight
-            terms.append(f"(m.search_vector @@ %(term_{index})s::tsquery)::int * %(term_idf_{index})s")
-        params |= {"keyword_query": " | ".join(quoted_lexemes(selective)), "keyword_limit": KEYWORD_CANDIDATES}
+        # The query's words are one array parameter, not one parameter each: the statement's text is the same
+        # whatever the number of words, so a connection prepares (and plans) it once for all of them — with one
+        # per count, 75 texts for 400 GET /context of typical contacts, and the first of each was planned
+        params |= {
+            "keyword_query": " | ".join(quoted_lexemes(selective)),
+            "keyword_limit": KEYWORD_CANDIDATES,
+            "terms": quoted_lexemes(lexemes),
+        }
         unowned_sql, _ = scope.sql(owner=False)
         ctes.append(
             f"keyword AS (SELECT m.id FROM memories_memory m WHERE {unowned_sql} "
             f"AND {scope.matching('%(keyword_query)s::tsquery')} "
-            f"ORDER BY {' + '.join(terms)} DESC, m.embedding <=> %(vector)s::halfvec, m.id "
+            "ORDER BY (SELECT coalesce(sum(w.idf), 0) FROM unnest(%(terms)s::tsquery[], %(search_idfs)s::float8[]) "
+            "AS w(term, idf) WHERE m.search_vector @@ w.term) DESC, m.embedding <=> %(vector)s::halfvec, m.id "
             "LIMIT %(keyword_limit)s)"
         )
         sources.append(f"SELECT id, {_SOURCE_BITS['keyword']} AS bit FROM keyword")
@@ -254,7 +265,8 @@ def fetch(
         sources.append(f"SELECT id, {_SOURCE_BITS['entity']} AS bit FROM entity")
     if VECTOR_CANDIDATES > 0:
         params["vector_limit"] = VECTOR_CANDIDATES
-        ctes.append(f"vector AS ({vector_source_sql(scope_sql)})")
+        exact = not vector_effort.custom_plan(stats.total, narrowed=scope.narrowed)
+        ctes.append(f"vector AS ({vector_source_sql(scope_sql, exact=exact)})")
         sources.append(f"SELECT id, {_SOURCE_BITS['vector']} AS bit FROM vector")
     bounded = [window for window in windows if (window.end - window.start) <= MAX_TIME_SOURCE_WINDOW]
     if bounded and TIME_CANDIDATES > 0:
@@ -360,8 +372,9 @@ def fetch(
         "m.metadata ? 'compression_source' "
         "FROM candidate k JOIN memories_memory m ON m.id = k.id"
     )
-    # a large scope searches the vector index wider (retrieval/vector_effort.py: its recall, and the plans)
-    with bound_cursor() as cursor, vector_effort.searching_at(cursor, vector_effort.ef_search_for(stats.total)):
+    # a large scope searches the vector index wider, and a scope of a thousand memories or more (or narrowed to
+    # some types) is planned for its own parameters (retrieval/vector_effort.py: the recall, and the plans)
+    with bound_cursor(vector_effort.statement_settings(stats.total, narrowed=scope.narrowed)) as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     return [

@@ -25,7 +25,7 @@ from typing import Any
 from django.utils.text import slugify
 
 from apps.contacts.models import Contact
-from apps.core.rows import bound_cursor
+from apps.core.rows import CUSTOM_PLAN, bound_cursor
 from apps.memories.models.memory import scope_token
 from apps.memories.retrieval import inflections, spellings, term_groups
 from apps.memories.retrieval.lexicon import (
@@ -72,6 +72,12 @@ class Scope:
     @property
     def contact_id(self) -> Any | None:
         return self.contact.pk if self.contact is not None else None
+
+    @property
+    def narrowed(self) -> bool:
+        """Some of its owner's memories only (some types, or keyed records): how many it holds says little of
+        how many its owner holds, which is what a statement's plan must weigh."""
+        return bool(self.memory_types) or self.key_prefix is not None
 
     def sql(self, alias: str = "m", *, owner: bool = True) -> tuple[str, dict[str, Any]]:
         """The scope as SQL with named parameters (one set of values however often a statement repeats it);
@@ -134,12 +140,10 @@ def query_terms(scope: Scope, query: str) -> Terms:
     contact_clause = "e.contact_id = %(scope_contact)s" if scope.contact is not None else "e.contact_id IS NULL"
     # a search restricted to some memory types counts only the links to those (a few facts among hundreds
     # of episodes must not make an entity look ubiquitous): the exact count, a heap visit per link
-    current = (
-        f"JOIN memories_memory m ON m.id = me.memory_id WHERE {scope_sql} AND "
-        if scope.memory_types or scope.key_prefix is not None
-        else "WHERE "
-    )
-    with bound_cursor() as cursor:
+    current = f"JOIN memories_memory m ON m.id = me.memory_id WHERE {scope_sql} AND " if scope.narrowed else "WHERE "
+    # with the join, how the links are counted depends on the scope's size: planned for its own parameters
+    # (a generic plan of it made GET /context 100-300 ms at 100k memories, docs/benchmarks.md "Session 16")
+    with bound_cursor(CUSTOM_PLAN if scope.narrowed else None) as cursor:
         cursor.execute(
             "SELECT q.lexemes, v.forms, e.id, e.entity_type, e.slug, e.linked, e.is_speaker, e.aliases "
             "FROM (SELECT coalesce(array_agg(lexeme), '{}') AS lexemes "
