@@ -33,12 +33,16 @@ def _search_seeing_ef(contact, query: str = "the tomato plants") -> tuple[str, s
     return _search_seeing(contact, "hnsw.ef_search", query)
 
 
-def _search_seeing(contact, name: str, query: str = "the tomato plants", **search) -> tuple[str, str]:  # type: ignore[no-untyped-def]
-    """The setting `name` in force when the search's candidate statement ran, and after the search."""
+STATISTICS = "coalesce(avg(length(s.search_vector))"  # the scope statistics' statement (no lexicon)
+
+
+def _search_seeing(contact, name: str, query: str = "the tomato plants", marker: str = "vector AS (", **search):  # type: ignore[no-untyped-def]
+    """The setting `name` in force when the search's statement holding `marker` (the candidate statement)
+    ran, and after the search."""
     seen: list[str] = []
 
     def look(execute, sql, params, many, context):  # type: ignore[no-untyped-def]
-        if "vector AS (" in sql:
+        if marker in sql:
             seen.append(_setting(name))
         return execute(sql, params, many, context)
 
@@ -99,6 +103,10 @@ def test_a_small_scope_s_candidates_run_on_the_generic_plan(contact, monkeypatch
     assert _search_seeing(contact, "plan_cache_mode") == ("force_generic_plan", "force_generic_plan")
     # narrowed to some types, however few: how many the contact holds is what the plan must weigh
     narrowed = _search_seeing(contact, "plan_cache_mode", memory_types=["episode"])
+    assert narrowed == ("force_custom_plan", "force_generic_plan")
+    # and so are its statistics, the whole scope counted (a scope this small has no lexicon)
+    assert _search_seeing(contact, "plan_cache_mode", marker=STATISTICS) == ("force_generic_plan",) * 2
+    narrowed = _search_seeing(contact, "plan_cache_mode", marker=STATISTICS, memory_types=["episode"])
     assert narrowed == ("force_custom_plan", "force_generic_plan")
 
 

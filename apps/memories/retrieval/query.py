@@ -231,7 +231,9 @@ def _scope_stats(scope: Scope, lexemes: list[str]) -> Stats:
         for column in ("search_vector", "context_vector")
         for index in range(len(lexemes))
     ]
-    with bound_cursor() as cursor:
+    # a narrowed scope's few rows may sit among many of its owner's: planned for its own parameters, as the
+    # candidate statement (retrieval/vector_effort.custom_plan)
+    with bound_cursor(CUSTOM_PLAN if scope.narrowed else None) as cursor:
         cursor.execute(
             "SELECT count(*), coalesce(avg(length(s.search_vector)), 0), coalesce(avg(length(s.context_vector)), 0)"
             + "".join(f", {count}" for count in filters)
