@@ -126,6 +126,16 @@ def bound_cursor(settings: Mapping[str, str] | None = None) -> Iterator[CursorWr
         cursor.close()
 
 
+def array_literal(values: Sequence[Any]) -> str:
+    """`values` as the text of a PostgreSQL array (`'{"a","b"}'`, each element its `str`), for a bound_cursor
+    parameter cast in the SQL (`%(name)s::uuid[]`). psycopg keys a prepared statement by its text *and* its
+    parameters' Python types, and a list is typed by its first element: an empty list, or None for a
+    timestamp, is another key, prepared and planned again. As text, a statement whose lists are sometimes
+    empty stays one prepared statement (tests/core/test_rows.py)."""
+    quoted = ('"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"' for value in values)
+    return "{" + ",".join(quoted) + "}"
+
+
 @contextmanager
 def settings_in_force(cursor: Any, wanted: Mapping[str, str]) -> Iterator[None]:
     """Run the statements of the block with the settings `wanted` (none: as they are), set in one statement

@@ -262,6 +262,8 @@ def _generic_plan(sql: str, params: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _sql_type(value: Any) -> str:
+    if value is None:
+        return "text"
     if isinstance(value, list):
         return (_sql_type(value[0]) if value else "text") + "[]"
     if isinstance(value, bool):

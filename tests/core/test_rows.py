@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import uuid
+
 import psycopg
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from apps.core.rows import CUSTOM_PLAN, bound_cursor
+from apps.core.rows import CUSTOM_PLAN, array_literal, bound_cursor
 
 pytestmark = pytest.mark.django_db
 
@@ -61,3 +63,29 @@ def test_a_prepared_statement_runs_on_one_generic_plan_unless_it_asks_for_its_ow
         assert cursor.fetchall() == [(0, 8)]
         cursor.execute("SHOW plan_cache_mode")
         assert cursor.fetchone()[0] == "force_generic_plan"  # the connection's again after the custom cursor
+
+
+def test_an_array_literal_reads_back_as_the_values_and_keeps_one_prepared_statement():
+    """A list as array text reads back as the list (quotes and backslashes kept, empty as empty), and a statement
+    given an empty list or a full one this way is one prepared statement; given the lists themselves it was two
+    (psycopg keys a prepared statement by its parameters' types, an empty list's unknown)."""
+    values = [uuid.uuid4(), uuid.uuid4()]
+    texts = ["plain", 'say "hi"', "back\\slash", "it's", "comma, brace}"]
+    with bound_cursor() as cursor:
+        cursor.execute(
+            "SELECT %(ids)s::uuid[], %(texts)s::text[], %(none)s::uuid[]",
+            {"ids": array_literal(values), "texts": array_literal(texts), "none": array_literal([])},
+        )
+        assert cursor.fetchone() == (values, texts, [])
+    lists = "SELECT cardinality(%(ids)s::uuid[]) /* lists */"
+    literals = "SELECT cardinality(%(ids)s::uuid[]) /* literals */"
+    for ids in ([], values):
+        with bound_cursor() as cursor:
+            cursor.execute(lists, {"ids": ids})
+            cursor.execute(literals, {"ids": array_literal(ids)})
+    with connection.cursor() as cursor:
+        prepared = "SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE %s"
+        cursor.execute(prepared, ["%/* lists */%"])
+        assert cursor.fetchone()[0] == 2
+        cursor.execute(prepared, ["%/* literals */%"])
+        assert cursor.fetchone()[0] == 1

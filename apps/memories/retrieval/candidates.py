@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from apps.core.embeddings import vector_literal
-from apps.core.rows import bound_cursor
+from apps.core.rows import array_literal, bound_cursor
 from apps.memories.retrieval import vector_effort
 from apps.memories.retrieval.query import Scope, Stats, quoted_lexemes
 from apps.memories.retrieval.signals import advice, chunk_share, condition, specificity, time_window
@@ -222,119 +222,117 @@ def fetch(
         "now": now,
         "vector": vector_text,
         "lexemes": lexemes,
-        "search_idfs": [idf(stats.search_df.get(lexeme, 0), stats.total) for lexeme in lexemes],
-        "context_idfs": [idf(stats.context_df.get(lexeme, 0), stats.total) for lexeme in lexemes],
+        # (the lists that may be empty travel as array text: one prepared statement either way, rows.array_literal)
+        "search_idfs": array_literal([idf(stats.search_df.get(lexeme, 0), stats.total) for lexeme in lexemes]),
+        "context_idfs": array_literal([idf(stats.context_df.get(lexeme, 0), stats.total) for lexeme in lexemes]),
         "search_average": stats.average_search_length or 1.0,
         "context_average": stats.average_context_length or 1.0,
-        "entity_ids": [entity.id for entity in entities],
+        "entity_ids": array_literal([entity.id for entity in entities]),
     }
-    sources: list[str] = []
-    ctes: list[str] = []
-    selective = _selective(lexemes, stats)
-    if selective and KEYWORD_CANDIDATES > 0:
-        # ranked by the IDF of the query words each match holds (an IDF-weighted coordination level: BM25
-        # without term frequency); ts_rank_cd ignored IDF and let a speaker's name crowd out the rare words.
-        # Matches of the same words tie: the one closer to the query in meaning goes first (by id, a random
-        # UUID, before: LoCoMo R@10 0.7988 -> 0.8000 on the same ingest, both halves up; the keyword source
-        # +0.2 ms p50 on LoCoMo contacts, +0.01 ms at 100k where few memories match)
-        # The query's words are one array parameter, not one parameter each: the statement's text is the same
-        # whatever the number of words, so a connection prepares (and plans) it once for all of them — with one
-        # per count, 75 texts for 400 GET /context of typical contacts, and the first of each was planned
-        params |= {
-            "keyword_query": " | ".join(quoted_lexemes(selective)),
-            "keyword_limit": KEYWORD_CANDIDATES,
-            "terms": quoted_lexemes(lexemes),
-        }
-        unowned_sql, _ = scope.sql(owner=False)
-        ctes.append(
-            f"keyword AS (SELECT m.id FROM memories_memory m WHERE {unowned_sql} "
-            f"AND {scope.matching('%(keyword_query)s::tsquery')} "
-            "ORDER BY (SELECT coalesce(sum(w.idf), 0) FROM unnest(%(terms)s::tsquery[], %(search_idfs)s::float8[]) "
-            "AS w(term, idf) WHERE m.search_vector @@ w.term) DESC, m.embedding <=> %(vector)s::halfvec, m.id "
-            "LIMIT %(keyword_limit)s)"
-        )
-        sources.append(f"SELECT id, {_SOURCE_BITS['keyword']} AS bit FROM keyword")
-    if entities and ENTITY_CANDIDATES > 0:
-        params["entity_limit"] = ENTITY_CANDIDATES
-        ctes.append(
-            "entity AS (SELECT me.memory_id AS id FROM memories_memoryentity me "
-            "JOIN memories_memory m ON m.id = me.memory_id "
-            f"WHERE me.entity_id = ANY(%(entity_ids)s::uuid[]) AND {scope_sql} "
-            "GROUP BY me.memory_id, m.importance ORDER BY m.importance DESC, me.memory_id LIMIT %(entity_limit)s)"
-        )
-        sources.append(f"SELECT id, {_SOURCE_BITS['entity']} AS bit FROM entity")
-    if VECTOR_CANDIDATES > 0:
-        params["vector_limit"] = VECTOR_CANDIDATES
-        exact = not vector_effort.custom_plan(stats.total, narrowed=scope.narrowed)
-        ctes.append(f"vector AS ({vector_source_sql(scope_sql, exact=exact)})")
-        sources.append(f"SELECT id, {_SOURCE_BITS['vector']} AS bit FROM vector")
+    # Every source is in the statement whatever the query holds, its inputs empty or switched off when the query
+    # gives it nothing: one statement text (two: a scope's vector source is exact or indexed), which a connection
+    # prepares and plans once. A source per input, the time windows and background types one subquery each, gave
+    # 39 texts over 400 GET /context of typical contacts, and the first request of each text paid its plan (a
+    # third of the slowest tenth, in process)
+    selective = _selective(lexemes, stats) if KEYWORD_CANDIDATES > 0 else []
+    # ranked by the IDF of the query words each match holds (an IDF-weighted coordination level: BM25 without
+    # term frequency); ts_rank_cd ignored IDF and let a speaker's name crowd out the rare words. Matches of the
+    # same words tie: the one closer to the query in meaning goes first (by id, a random UUID, before: LoCoMo
+    # R@10 0.7988 -> 0.8000 on the same ingest, both halves up; the keyword source +0.2 ms p50 on LoCoMo
+    # contacts, +0.01 ms at 100k where few memories match). The query's words are one array parameter, not one
+    # parameter each (one text whatever their number)
+    params |= {
+        "keyword_on": bool(selective),
+        "keyword_query": " | ".join(quoted_lexemes(selective)) if selective else None,
+        "keyword_limit": KEYWORD_CANDIDATES,
+        "terms": quoted_lexemes(lexemes),
+    }
+    unowned_sql, _ = scope.sql(owner=False)
+    ctes = [
+        f"keyword AS (SELECT m.id FROM memories_memory m WHERE %(keyword_on)s AND {unowned_sql} "
+        f"AND {scope.matching('%(keyword_query)s::tsquery')} "
+        "ORDER BY (SELECT coalesce(sum(w.idf), 0) FROM unnest(%(terms)s::tsquery[], %(search_idfs)s::float8[]) "
+        "AS w(term, idf) WHERE m.search_vector @@ w.term) DESC, m.embedding <=> %(vector)s::halfvec, m.id "
+        "LIMIT %(keyword_limit)s)"
+    ]
+    # the memories linked to the entities the query names (none named: an empty array, no row)
+    params["entity_limit"] = ENTITY_CANDIDATES if entities else 0
+    ctes.append(
+        "entity AS (SELECT me.memory_id AS id FROM memories_memoryentity me "
+        "JOIN memories_memory m ON m.id = me.memory_id "
+        f"WHERE me.entity_id = ANY(%(entity_ids)s::uuid[]) AND {scope_sql} "
+        "GROUP BY me.memory_id, m.importance ORDER BY m.importance DESC, me.memory_id LIMIT %(entity_limit)s)"
+    )
+    params["vector_limit"] = VECTOR_CANDIDATES
+    exact = not vector_effort.custom_plan(stats.total, narrowed=scope.narrowed)
+    ctes.append(f"vector AS ({vector_source_sql(scope_sql, exact=exact)})")
+    # the memories said inside the windows the query names, closest in meaning first (the index on the scope's
+    # event times finds them, each window's latest TIME_ROW_BUDGET; an open window, "before 2023", is only a
+    # signal): one LATERAL probe per window of the two arrays (none: no probe)
     bounded = [window for window in windows if (window.end - window.start) <= MAX_TIME_SOURCE_WINDOW]
-    if bounded and TIME_CANDIDATES > 0:
-        # the memories said inside the windows the query names, closest in meaning first (the index on the
-        # scope's event times finds them; an open window, "before 2023", is only a signal)
-        # (each window's latest TIME_ROW_BUDGET, then the closest in meaning of all of them)
-        windowed = []
-        for index, window in enumerate(bounded):
-            params[f"window_start_{index}"], params[f"window_end_{index}"] = window.start, window.end
-            windowed.append(
-                f"(SELECT m.id, m.embedding <=> %(vector)s::halfvec AS distance FROM memories_memory m "
-                f"WHERE {scope_sql} AND m.occurred_at >= %(window_start_{index})s "
-                f"AND m.occurred_at < %(window_end_{index})s AND m.embedding IS NOT NULL "
-                "ORDER BY m.occurred_at DESC LIMIT %(time_rows)s)"
-            )
-        params |= {"time_limit": TIME_CANDIDATES, "time_rows": TIME_ROW_BUDGET}
-        ctes.append(
-            f"time AS (SELECT w.id FROM ({' UNION ALL '.join(windowed)}) w "
-            "GROUP BY w.id ORDER BY min(w.distance), w.id LIMIT %(time_limit)s)"
-        )
-        sources.append(f"SELECT id, {_SOURCE_BITS['time']} AS bit FROM time")
-    if condition.CONDITION_CANDIDATES > 0:
-        # the scope's standing instructions by their condition's embedding (the context embedding of the few
-        # memories memory_condition_idx holds: read whole, no vector index needed)
-        params["condition_limit"] = condition.CONDITION_CANDIDATES
-        ctes.append(
-            f"condition AS (SELECT m.id FROM memories_memory m WHERE {scope_sql} "
-            "AND m.metadata ? 'instruction_condition' AND m.context_embedding IS NOT NULL "
-            "ORDER BY m.context_embedding <=> %(vector)s::halfvec LIMIT %(condition_limit)s)"
-        )
-        sources.append(f"SELECT id, {_SOURCE_BITS['condition']} AS bit FROM condition")
-    if preferences and advice.ADVICE_PREFERENCES > 0:
-        # the scope's preferences (not instructions with a condition: those are the condition source's) closest
-        # to the query, of its latest PREFERENCE_ROW_BUDGET (memory_scope_type_idx reads them in order and stops)
-        params |= {"preference_limit": advice.ADVICE_PREFERENCES, "preference_rows": PREFERENCE_ROW_BUDGET}
-        ctes.append(
-            f"preference AS (SELECT p.id FROM (SELECT m.id, m.embedding FROM memories_memory m WHERE {scope_sql} "
-            "AND m.memory_type = 'preference' AND NOT m.metadata ? 'instruction_condition' "
-            "AND m.embedding IS NOT NULL ORDER BY m.created_at DESC LIMIT %(preference_rows)s) p "
-            "ORDER BY p.embedding <=> %(vector)s::halfvec, p.id LIMIT %(preference_limit)s)"
-        )
-        sources.append(f"SELECT id, {_SOURCE_BITS['preference']} AS bit FROM preference")
-    if background is not None and background.memory_types:
-        # each type's latest BACKGROUND_ROW_BUDGET (memory_scope_type_idx reads them in order and stops), episodes
-        # of those only the recent, then the closest to the query: a bounded read. Through the HNSW index a type
-        # filter costs what its share of the neighbourhood says: 6 ms for a 20,000-memory contact's facts, 44 ms
-        # for its preferences (the iterative scan walked 25,000 buffers to find 50); sorting all of a type exactly
-        # 21-64 ms (docs/benchmarks.md, "Session 41")
-        latest = []
-        for index, memory_type in enumerate(background.memory_types):
-            params[f"background_type_{index}"] = memory_type
-            latest.append(
-                f"(SELECT m.id, m.embedding, m.memory_type, m.occurred_at FROM memories_memory m WHERE {scope_sql} "
-                f"AND m.memory_type = %(background_type_{index})s AND m.embedding IS NOT NULL "
-                "ORDER BY m.created_at DESC LIMIT %(background_rows)s)"
-            )
-        params |= {"background_limit": VECTOR_CANDIDATES, "background_rows": BACKGROUND_ROW_BUDGET}
-        recent = ""
-        if background.episodes_since is not None:
-            params["background_since"] = background.episodes_since
-            recent = "WHERE b.memory_type <> 'episode' OR b.occurred_at >= %(background_since)s "
-        ctes.append(
-            f"background AS (SELECT b.id FROM ({' UNION ALL '.join(latest)}) b {recent}"
-            "ORDER BY b.embedding <=> %(vector)s::halfvec, b.id LIMIT %(background_limit)s)"
-        )
-        sources.append(f"SELECT id, {_SOURCE_BITS['background']} AS bit FROM background")
-    if not sources:
-        return []
+    params |= {
+        "window_starts": array_literal([window.start for window in bounded] if TIME_CANDIDATES > 0 else []),
+        "window_ends": array_literal([window.end for window in bounded] if TIME_CANDIDATES > 0 else []),
+        "time_limit": TIME_CANDIDATES,
+        "time_rows": TIME_ROW_BUDGET,
+    }
+    ctes.append(
+        "time AS (SELECT w.id FROM unnest(%(window_starts)s::timestamptz[], %(window_ends)s::timestamptz[]) "
+        "AS tw(window_start, window_end) CROSS JOIN LATERAL ("
+        f"SELECT m.id, m.embedding <=> %(vector)s::halfvec AS distance FROM memories_memory m WHERE {scope_sql} "
+        "AND m.occurred_at >= tw.window_start AND m.occurred_at < tw.window_end AND m.embedding IS NOT NULL "
+        "ORDER BY m.occurred_at DESC LIMIT %(time_rows)s) w "
+        "GROUP BY w.id ORDER BY min(w.distance), w.id LIMIT %(time_limit)s)"
+    )
+    # the scope's standing instructions by their condition's embedding (the context embedding of the few
+    # memories memory_condition_idx holds: read whole, no vector index needed)
+    params["condition_limit"] = condition.CONDITION_CANDIDATES
+    ctes.append(
+        f"condition AS (SELECT m.id FROM memories_memory m WHERE {scope_sql} "
+        "AND m.metadata ? 'instruction_condition' AND m.context_embedding IS NOT NULL "
+        "ORDER BY m.context_embedding <=> %(vector)s::halfvec LIMIT %(condition_limit)s)"
+    )
+    # for a request for advice, the scope's preferences (not instructions with a condition: those are the
+    # condition source's) closest to the query, of its latest PREFERENCE_ROW_BUDGET (memory_scope_type_idx reads
+    # them in order and stops); any other query switches it off
+    params |= {
+        "preference_on": preferences and advice.ADVICE_PREFERENCES > 0,
+        "preference_limit": advice.ADVICE_PREFERENCES,
+        "preference_rows": PREFERENCE_ROW_BUDGET,
+    }
+    ctes.append(
+        f"preference AS (SELECT p.id FROM (SELECT m.id, m.embedding FROM memories_memory m WHERE %(preference_on)s "
+        f"AND {scope_sql} AND m.memory_type = 'preference' AND NOT m.metadata ? 'instruction_condition' "
+        "AND m.embedding IS NOT NULL ORDER BY m.created_at DESC LIMIT %(preference_rows)s) p "
+        "ORDER BY p.embedding <=> %(vector)s::halfvec, p.id LIMIT %(preference_limit)s)"
+    )
+    # the background (types.Background: GET /context's stage density): each type's latest BACKGROUND_ROW_BUDGET
+    # (memory_scope_type_idx reads them in order and stops, one LATERAL probe per type of the array), episodes of
+    # those only the recent, then the closest to the query: a bounded read. Through the HNSW index a type filter
+    # costs what its share of the neighbourhood says: 6 ms for a 20,000-memory contact's facts, 44 ms for its
+    # preferences (the iterative scan walked 25,000 buffers to find 50); sorting all of a type exactly 21-64 ms
+    # (docs/benchmarks.md, "Session 41")
+    wanted = background is not None and bool(background.memory_types)
+    params |= {
+        "background_types": array_literal(background.memory_types if background is not None and wanted else ()),
+        "background_since": (
+            background.episodes_since.isoformat()
+            if background is not None and wanted and background.episodes_since is not None
+            else None
+        ),
+        "background_limit": VECTOR_CANDIDATES,
+        "background_rows": BACKGROUND_ROW_BUDGET,
+    }
+    ctes.append(
+        "background AS (SELECT b.id FROM unnest(%(background_types)s::text[]) AS bt(memory_type) CROSS JOIN LATERAL ("
+        f"SELECT m.id, m.embedding, m.memory_type, m.occurred_at FROM memories_memory m WHERE {scope_sql} "
+        "AND m.memory_type = bt.memory_type AND m.embedding IS NOT NULL "
+        "ORDER BY m.created_at DESC LIMIT %(background_rows)s) b "
+        "WHERE %(background_since)s::timestamptz IS NULL OR b.memory_type <> 'episode' "
+        "OR b.occurred_at >= %(background_since)s::timestamptz "
+        "ORDER BY b.embedding <=> %(vector)s::halfvec, b.id LIMIT %(background_limit)s)"
+    )
+    sources = [f"SELECT id, {_SOURCE_BITS[name]} AS bit FROM {name}" for name in _SOURCE_BITS if name != "neighbour"]
     bm25_columns = {"k1": BM25_K1, "k1_plus_1": BM25_K1 + 1, "b": BM25_B}
     search_bm25 = _BM25_SQL.format(column="search_vector", average="search_average", idfs="search_idfs", **bm25_columns)
     context_bm25 = _BM25_SQL.format(
@@ -342,10 +340,8 @@ def fetch(
     )
     # the query's entities each candidate links (none to look for when the query names none: no probe per candidate)
     matched_entities = (
-        "ARRAY(SELECT me.entity_id FROM memories_memoryentity me "
-        "WHERE me.memory_id = m.id AND me.entity_id = ANY(%(entity_ids)s::uuid[]))"
-        if entities
-        else "'{}'::uuid[]"
+        "CASE WHEN cardinality(%(entity_ids)s::uuid[]) = 0 THEN '{}'::uuid[] ELSE ARRAY(SELECT me.entity_id "
+        "FROM memories_memoryentity me WHERE me.memory_id = m.id AND me.entity_id = ANY(%(entity_ids)s::uuid[])) END"
     )
     sql = (
         "WITH "
