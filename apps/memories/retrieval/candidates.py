@@ -270,9 +270,11 @@ def fetch(
     # event times finds them, each window's latest TIME_ROW_BUDGET; an open window, "before 2023", is only a
     # signal): one LATERAL probe per window of the two arrays (none: no probe)
     bounded = [window for window in windows if (window.end - window.start) <= MAX_TIME_SOURCE_WINDOW]
+    if TIME_CANDIDATES <= 0:
+        bounded = []
     params |= {
-        "window_starts": array_literal([window.start for window in bounded] if TIME_CANDIDATES > 0 else []),
-        "window_ends": array_literal([window.end for window in bounded] if TIME_CANDIDATES > 0 else []),
+        "window_starts": array_literal([window.start for window in bounded]),
+        "window_ends": array_literal([window.end for window in bounded]),
         "time_limit": TIME_CANDIDATES,
         "time_rows": TIME_ROW_BUDGET,
     }
@@ -312,14 +314,11 @@ def fetch(
     # costs what its share of the neighbourhood says: 6 ms for a 20,000-memory contact's facts, 44 ms for its
     # preferences (the iterative scan walked 25,000 buffers to find 50); sorting all of a type exactly 21-64 ms
     # (docs/benchmarks.md, "Session 41")
-    wanted = background is not None and bool(background.memory_types)
+    background_types = background.memory_types if background is not None else ()
+    since = background.episodes_since if background is not None and background_types else None
     params |= {
-        "background_types": array_literal(background.memory_types if background is not None and wanted else ()),
-        "background_since": (
-            background.episodes_since.isoformat()
-            if background is not None and wanted and background.episodes_since is not None
-            else None
-        ),
+        "background_types": array_literal(background_types),
+        "background_since": since.isoformat() if since is not None else None,
         "background_limit": VECTOR_CANDIDATES,
         "background_rows": BACKGROUND_ROW_BUDGET,
     }
