@@ -135,11 +135,13 @@ _BM25_SQL = (
 )
 
 # the columns of a memory the read path hands out, in RetrievedMemory order (times as epoch microseconds and
-# days since the last access: no datetime parsing per candidate)
+# days since the last access: no datetime parsing per candidate; the days a float8, not the numeric `extract`
+# gives, which the driver would load as a Decimal per candidate)
 MEMORY_COLUMNS = (
     "m.id, m.memory_type, m.content, m.importance, "
     "(extract(epoch FROM m.occurred_at) * 1000000)::bigint, m.is_compressed, m.source_message_ids, "
-    "m.access_count, extract(epoch FROM (%(now)s - m.accessed_at)) / 86400.0, m.outdated_by_id IS NOT NULL, "
+    "m.access_count, (extract(epoch FROM (%(now)s - m.accessed_at)) / 86400.0)::float8, "
+    "m.outdated_by_id IS NOT NULL, "
     "coalesce(m.metadata->>'role', '')"
 )
 

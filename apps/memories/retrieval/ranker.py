@@ -25,9 +25,11 @@ Pure (no Django): numpy only.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import logging
 import math
+import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,8 +67,14 @@ class Ranker:
     features: tuple[str, ...]
     weights: tuple[float, ...]
 
+    def __post_init__(self) -> None:
+        if len(self.features) != len(self.weights):
+            raise ValueError(f"{len(self.features)} features and {len(self.weights)} weights")
+
     def score(self, row: Mapping[str, float]) -> float:
-        return sum(weight * row.get(name, 0.0) for name, weight in zip(self.features, self.weights, strict=True))
+        # the products summed in the features' order (the same float as a generator of them, at half the cost:
+        # it runs for every candidate of every search)
+        return sum(map(operator.mul, self.weights, map(row.get, self.features, itertools.repeat(0.0))))
 
     def contributions(self, row: Mapping[str, float]) -> dict[str, float]:
         pairs = zip(self.features, self.weights, strict=True)

@@ -101,3 +101,23 @@ def test_the_shipped_weights_file_is_valid_and_names_its_training_set():
     data = json.loads(ranking.WEIGHTS_PATH.read_text())
     assert ranking.parse(data).version == data["version"]
     assert set(data["trained_on"]["conversations"]) == {"conv-26", "conv-30", "conv-41", "conv-42", "conv-43"}
+
+
+def test_the_score_is_the_sum_of_the_products_in_the_features_order_a_missing_feature_zero():
+    rng = np.random.default_rng(7)
+    features = ranking.FEATURES
+    ranker = ranking.Ranker(
+        version="t", features=features, weights=tuple(float(w) for w in rng.normal(size=len(features)))
+    )
+    for _ in range(50):
+        row = {name: float(value) for name, value in zip(features, rng.random(len(features)), strict=True)}
+        del row[features[int(rng.integers(len(features)))]]
+        pairs = zip(ranker.features, ranker.weights, strict=True)
+        expected = sum(weight * row.get(name, 0.0) for name, weight in pairs)
+        assert ranker.score(row) == expected  # the same float as the products summed in order, not a close one
+        assert sum(ranker.contributions(row).values()) == pytest.approx(expected, abs=1e-3)
+
+
+def test_a_ranker_needs_a_weight_per_feature():
+    with pytest.raises(ValueError, match="2 features and 1 weights"):
+        ranking.Ranker(version="t", features=("cosine_raw", "importance"), weights=(1.0,))
