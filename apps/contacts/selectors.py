@@ -10,13 +10,23 @@ from django.utils import timezone
 from apps.contacts.intelligence import stages
 from apps.contacts.models import Contact
 from apps.core.exceptions import NotFound
+from apps.core.rows import columns, fetch_row, instances
 from apps.tenants.models import Tenant
+
+# (tenant, external_id) is unique (contact_unique_external_id_per_tenant): one row at most
+_CONTACT_BY_EXTERNAL_ID = (
+    f"SELECT {columns(Contact, 'c')} FROM {Contact._meta.db_table} c WHERE c.tenant_id = %s AND c.external_id = %s"
+)
 
 
 def contact_get(*, tenant: Tenant, external_id: str) -> Contact:
-    contact = Contact.objects.filter(tenant=tenant, external_id=external_id).first()
-    if contact is None:
+    """The tenant's contact `external_id` (NotFound when there is none). Most API requests ask it first: one
+    statement, no ORM compilation (as api_key_resolve)."""
+    row = fetch_row(_CONTACT_BY_EXTERNAL_ID, [tenant.pk, external_id])
+    if row is None:
         raise NotFound(f"Contact '{external_id}' not found.")
+    contact = instances(row, [Contact])[0]
+    assert isinstance(contact, Contact)
     contact.tenant = tenant  # the caller's tenant object: no second query when the contact's tenant is read
     return contact
 
