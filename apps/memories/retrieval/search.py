@@ -227,8 +227,8 @@ def memory_search(
     ranker_version = fitted.version if isinstance(fitted, ranking.Ranker) else HAND
     # Every candidate's signals and score, then the order (rank_key's: score, similarity, id). ScoredMemory rows are
     # built for the head only (the results, and the depth the reranker and the diversity stage re-order), each
-    # once (docs/benchmarks.md, "Session 24"); what each feature added (the fitted ranker's contributions) only
-    # for the rows handed out, the results and the background, once each.
+    # once (docs/benchmarks.md, "Session 24"); what each feature added (the fitted ranker's contributions) is
+    # computed only when an explanation asks for it (ScoredMemory.contributions).
     signals_of: list[scoring.Signals] = []
     scores: list[float] = []
     factors: list[tuple[float, float, float]] = []  # each candidate's (window_factor, chunk_factor, pattern_factor)
@@ -303,6 +303,7 @@ def memory_search(
             follow_up=round(follow[index], 4),
             features=row,
             ranker_version=ranker_version,
+            ranker=fitted if isinstance(fitted, ranking.Ranker) else None,
         )
 
     head = {index: scored_at(index) for index in order[: max(top_k, HEAD)]}
@@ -325,14 +326,6 @@ def memory_search(
             )
         ]
     results = scored[:top_k]
-    if isinstance(fitted, ranking.Ranker):
-        # what each feature added, for the explanation of what is handed out (a row in both lists is one object)
-        explained: dict[int, ScoredMemory] = {}
-        for item in [*results, *behind]:
-            if id(item) not in explained:
-                explained[id(item)] = dataclasses.replace(item, contributions=fitted.contributions(item.features))
-        results = [explained[id(item)] for item in results]
-        behind = [explained[id(item)] for item in behind]
     return SearchResult(
         results=results,
         query_entities=query_entities,

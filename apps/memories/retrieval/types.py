@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from apps.memories import scoring
+from apps.memories.retrieval.ranker import Ranker
 from apps.memories.retrieval.signals import time_window
 
 HAND: Literal["hand"] = "hand"  # the ranker version of the hand-set weights (relevance.WEIGHTS, scoring.Weights)
@@ -86,10 +87,17 @@ class ScoredMemory:
     advice_fit: bool = False
     # what it gained for following a higher turn of its conversation (signals/follow_up.py); 0: nothing
     follow_up: float = 0.0
-    # the ranker's features of this candidate (ranker.FEATURES) and, with a fitted ranker, what each added
+    # the ranker's features of this candidate (ranker.FEATURES), and the fitted ranker that scored it (None: the
+    # hand weights), which says what each feature added when asked (`contributions`)
     features: dict[str, float] = field(default_factory=dict)
     ranker_version: str = HAND
-    contributions: dict[str, float] = field(default_factory=dict)
+    ranker: Ranker | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def contributions(self) -> dict[str, float]:
+        """What each feature added to the fitted ranker's linear score ({} with the hand weights): computed when
+        an explanation asks, not for every ranked row (docs/benchmarks.md, "Session 46")."""
+        return self.ranker.contributions(self.features) if self.ranker is not None else {}
 
     def explain(self) -> dict[str, Any]:
         return {

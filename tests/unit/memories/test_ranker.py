@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import json
 import logging
+import uuid
+from datetime import UTC, datetime
 
 import numpy as np
 import pytest
 
+from apps.memories import scoring
 from apps.memories.retrieval import ranker as ranking
+from apps.memories.retrieval.types import RetrievedMemory, ScoredMemory
 
 
 def _groups(rng: np.random.Generator, *, questions: int = 60, candidates: int = 30) -> list[ranking.Group]:
@@ -121,3 +125,19 @@ def test_the_score_is_the_sum_of_the_products_in_the_features_order_a_missing_fe
 def test_a_ranker_needs_a_weight_per_feature():
     with pytest.raises(ValueError, match="2 features and 1 weights"):
         ranking.Ranker(version="t", features=("cosine_raw", "importance"), weights=(1.0,))
+
+
+def test_a_ranked_row_says_what_each_feature_added_only_when_asked():
+    fitted = ranking.Ranker(version="v", features=("cosine", "length"), weights=(2.0, -1.0))
+    memory = RetrievedMemory(
+        uuid.uuid4(), "episode", "I painted a sunrise", 0.5, datetime(2023, 5, 8, tzinfo=UTC), False, ()
+    )
+    signals = scoring.Signals(similarity=1.0, recency=1.0, importance=0.5, access_frequency=0.0, entity_match=0.0)
+    features = {"cosine": 0.75, "length": 0.5}
+    row = ScoredMemory(
+        memory, 1.0, signals, 0.75, 0.0, ("vector",), features=features, ranker_version="v", ranker=fitted
+    )
+    assert row.contributions == {"cosine": 1.5, "length": -0.5}
+    assert row.explain()["ranker"]["contributions"] == {"cosine": 1.5, "length": -0.5}
+    hand = ScoredMemory(memory, 1.0, signals, 0.75, 0.0, ("vector",), features=features)
+    assert hand.contributions == {} and hand.explain()["ranker"]["contributions"] == {}
