@@ -68,7 +68,6 @@ def test_every_tenant_owned_table_forces_row_level_security_with_the_policy():
         for model in apps.get_models()
         if "tenant_id" in {field.column for field in model._meta.concrete_fields}
     } - NOT_TENANT_SCOPED
-    tenant_tables.add(MemoryEntity._meta.db_table)  # no tenant column: visible through its memory
     assert len(tenant_tables) >= 19
     with connection.cursor() as cursor:
         cursor.execute(
@@ -153,20 +152,40 @@ def test_rows_of_another_tenant_can_be_neither_changed_nor_written(two_tenants):
     assert theirs_memory.content != "overwritten"
 
 
-def test_a_link_from_one_tenants_memory_to_another_tenants_entity_is_neither_written_nor_seen(two_tenants):
-    """memories_memoryentity has no tenant column: its policy checks both sides, the memory's tenant and the
-    entity's (it used to check the memory's only)."""
+def test_a_link_from_one_tenants_memory_to_another_tenants_entity_is_written_by_no_role(two_tenants):
+    """A link carries its memory's tenant (set by the database, whatever the caller passes: migration
+    memories/0025) and its policy refuses an entity of another tenant — for the maintenance role too, which
+    could write such a link before."""
     mine, theirs = two_tenants
     memory = Memory.objects.filter(tenant=mine).first()
     entity = Entity.objects.create(
         tenant=theirs, contact=None, entity_type="place", slug="berlin-x", display_name="Berlin"
     )
-    with tenant_scope(mine.pk), pytest.raises(DatabaseError, match="row-level security"), transaction.atomic():
-        MemoryEntity.objects.create(memory=memory, entity=entity)
-    link = MemoryEntity.objects.create(memory=memory, entity=entity)  # as only the maintenance role can
-    for tenant in (mine, theirs):
-        with tenant_scope(tenant.pk):
-            assert not MemoryEntity.objects.filter(pk=link.pk).exists()
+    for scope in (mine.pk, theirs.pk, ALL):
+        with tenant_scope(scope), pytest.raises(DatabaseError, match="row-level security"), transaction.atomic():
+            MemoryEntity.objects.create(memory=memory, entity=entity)
+    assert not MemoryEntity.objects.filter(entity=entity).exists()
+
+
+def test_a_link_takes_its_memory_s_tenant_whatever_the_caller_passes(two_tenants):
+    mine, theirs = two_tenants
+    memory = Memory.objects.filter(tenant=mine).first()
+    entity = Entity.objects.create(
+        tenant=mine, contact=None, entity_type="place", slug="lisbon-x", display_name="Lisbon"
+    )
+    with tenant_scope(mine.pk):
+        link = MemoryEntity.objects.create(memory=memory, entity=entity, tenant_id=theirs.pk)
+        assert MemoryEntity.objects.filter(pk=link.pk).values_list("tenant_id", flat=True).get() == mine.pk
+    with tenant_scope(theirs.pk):
+        assert not MemoryEntity.objects.filter(pk=link.pk).exists()
+        # a memory the caller cannot see gives no tenant: refused
+        with pytest.raises(DatabaseError, match="row-level security"), transaction.atomic():
+            MemoryEntity.objects.create(
+                memory=memory,
+                entity=Entity.objects.create(
+                    tenant=theirs, contact=None, entity_type="place", slug="porto-x", display_name="Porto"
+                ),
+            )
 
 
 def test_a_rolled_back_binding_falls_back_to_what_was_bound_before_never_wider(two_tenants):

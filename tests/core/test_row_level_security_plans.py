@@ -120,14 +120,14 @@ def _nodes(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
             yield from _nodes(child)
 
 
-def test_the_link_policy_checks_each_link_by_index_probes_never_by_hashing_a_table(searched_contact):
-    """A link (memories_memoryentity) is visible when its memory and its entity are: two correlated EXISTS in its
-    policy. PostgreSQL may run such a check as a hash of every row the subquery can return, built once: for the
-    entity side every entity of every tenant, read by a sequential scan (at 100k memories 47,797 entities hashed
-    to check the entity source's 278 links: 24 of a 40 ms candidate statement; migration memories/0021). With
-    `OFFSET 0` each check is a probe per link. Checked on the statements that read links: the entity source and
-    the candidates' matched entities (the query names t3, linked to 100 of the contact's memories), and the
-    entities of the memories handed out. Planted: the policy of 0019 (no OFFSET 0) hashes both sides and fails."""
+def test_the_link_policy_is_a_column_test_never_a_lookup_per_link(searched_contact):
+    """A link (memories_memoryentity) carries its memory's tenant and is visible by it, like every tenant-owned
+    row (migration memories/0025). Before, its policy looked its memory and its entity up: two correlated EXISTS,
+    run as two probes per link (0021) or, worse, as a hash of every entity of every tenant built to check a few
+    hundred links (0019; 24 of a 40 ms candidate statement at 100k). Checked on the statements that read links:
+    the entity source and the candidates' matched entities (the query names t3, linked to 100 of the contact's
+    memories), and the entities of the memories handed out. Planted: 0021's policy puts a SubPlan in every
+    link's filter and fails."""
     contact = searched_contact
     _, _, plan = _candidates_plan(contact, query="the garden t3", seed=97)
     entity_source = next(node for node in _every_node(plan[0]["Plan"]) if node.get("Alias") == "entity")
@@ -152,8 +152,8 @@ def test_the_link_policy_checks_each_link_by_index_probes_never_by_hashing_a_tab
                 if node.get("Relation Name") == "memories_memoryentity"
             ]
     for node in links:
-        assert "EXISTS(SubPlan" in node.get("Filter", ""), json.dumps(node, indent=1)  # the policy, as probes
-        assert "hashed" not in node.get("Filter", ""), json.dumps(node, indent=1)
+        assert "tenant_id = " in node.get("Filter", ""), json.dumps(node, indent=1)  # the policy, on the row
+        assert "SubPlan" not in node.get("Filter", ""), json.dumps(node, indent=1)
 
 
 def _every_node(node: dict[str, Any]) -> Iterator[dict[str, Any]]:

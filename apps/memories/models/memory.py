@@ -198,6 +198,14 @@ class Memory(UUIDModel):
 class MemoryEntity(models.Model):
     memory = models.ForeignKey(Memory, on_delete=models.CASCADE)
     entity = models.ForeignKey(Entity, on_delete=models.CASCADE)
+    # The memory's tenant, for the isolation policy alone: written by the database (a trigger sets it from the
+    # memory on every insert and update, whatever the caller passed), so no writer sets it. A link is visible
+    # by this column, like every tenant-owned row, instead of by two probes per link into the memory and the
+    # entity (migrations 0021, 0025). No foreign key constraint: a tenant's links go with its memories, and a
+    # constraint would make deleting a tenant scan this table.
+    tenant = models.ForeignKey(
+        Tenant, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, editable=False, related_name="+"
+    )
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["memory", "entity"], name="memory_entity_unique")]
