@@ -196,8 +196,9 @@ class Memory(UUIDModel):
 
 
 class MemoryEntity(models.Model):
-    memory = models.ForeignKey(Memory, on_delete=models.CASCADE)
-    entity = models.ForeignKey(Entity, on_delete=models.CASCADE)
+    # no index of their own: (memory, entity) and (entity, memory) below lead with each (migration 0026)
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, db_index=False)
+    entity = models.ForeignKey(Entity, on_delete=models.CASCADE, db_index=False)
     # The memory's tenant, for the isolation policy alone: written by the database (a trigger sets it from the
     # memory on every insert and update, whatever the caller passed), so no writer sets it. A link is visible
     # by this column, like every tenant-owned row, instead of by two probes per link into the memory and the
