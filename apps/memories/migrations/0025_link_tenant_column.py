@@ -61,6 +61,18 @@ def _policy(using: str, check: str) -> str:
     return f"ALTER POLICY tenant_isolation ON memories_memoryentity USING ({using}) WITH CHECK ({check})"
 
 
+def _tenant(*, null: bool) -> models.ForeignKey:
+    return models.ForeignKey(
+        db_constraint=False,
+        db_index=False,
+        editable=False,
+        null=null,
+        on_delete=django.db.models.deletion.DO_NOTHING,
+        related_name="+",
+        to="tenants.tenant",
+    )
+
+
 class Migration(migrations.Migration):
     dependencies = [
         ("memories", "0024_memory_role_backfill"),
@@ -68,33 +80,10 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.AddField(
-            model_name="memoryentity",
-            name="tenant",
-            field=models.ForeignKey(
-                db_constraint=False,
-                db_index=False,
-                editable=False,
-                null=True,
-                on_delete=django.db.models.deletion.DO_NOTHING,
-                related_name="+",
-                to="tenants.tenant",
-            ),
-        ),
+        migrations.AddField(model_name="memoryentity", name="tenant", field=_tenant(null=True)),
         # the table is locked from the first statement to the commit: no link is written in between
         migrations.RunSQL(BACKFILL, reverse_sql=migrations.RunSQL.noop),
         migrations.RunSQL(TRIGGER, reverse_sql=DROP_TRIGGER),
-        migrations.AlterField(
-            model_name="memoryentity",
-            name="tenant",
-            field=models.ForeignKey(
-                db_constraint=False,
-                db_index=False,
-                editable=False,
-                on_delete=django.db.models.deletion.DO_NOTHING,
-                related_name="+",
-                to="tenants.tenant",
-            ),
-        ),
+        migrations.AlterField(model_name="memoryentity", name="tenant", field=_tenant(null=False)),
         migrations.RunSQL(_policy(TENANT_VISIBLE, CHECK), reverse_sql=_policy(PROBES, PROBES)),
     ]
