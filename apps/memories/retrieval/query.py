@@ -129,8 +129,9 @@ class Terms:
 def query_terms(scope: Scope, query: str) -> Terms:
     """The query's lexemes and the scope's entities it names (every word and word pair is a possible slug),
     each with its memory links counted up to UBIQUITY_LINK_CAP: one statement. The links are counted from
-    the (entity, memory) index alone, superseded or deleted memories included: checking each linked memory
-    is current was a heap visit per link (query terms 2.3 -> 0.9 ms p50 at 100k, same A/B run). The forms of
+    the link table alone (each link's row is read for the tenant its policy tests, migration 0025),
+    superseded or deleted memories included: checking each linked memory is current was a visit to the
+    memory per link (query terms 2.3 -> 0.9 ms p50 at 100k, same A/B run). The forms of
     the query's irregular verbs and the other spellings of its words are stemmed in the same statement and
     join its lexemes ("go" → "went", "gone": retrieval/inflections.py; "birthday" → "bday":
     retrieval/spellings.py)."""
