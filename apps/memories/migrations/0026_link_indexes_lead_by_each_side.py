@@ -1,7 +1,8 @@
 """A link's two single-column indexes go: `memory_entity_unique (memory, entity)` and `(entity, memory)` lead
 with each side already, and serve every lookup either served. Each link written updated five indexes; now three
 (1.7M links in the development database: 93 MB less). The foreign keys stay as they are: only the indexes
-Django made for them are dropped (its AlterField would drop and re-validate both constraints)."""
+Django made for them are dropped (its AlterField would drop and re-validate both constraints), CONCURRENTLY so
+that writes keep flowing on a large table (hence atomic = False), as in 0009."""
 
 import django.db.models.deletion
 from django.db import migrations, models
@@ -13,6 +14,8 @@ INDEXES = {
 
 
 class Migration(migrations.Migration):
+    atomic = False
+
     dependencies = [
         ("entities", "0003_entity_aliases"),
         ("memories", "0025_link_tenant_column"),
@@ -22,8 +25,10 @@ class Migration(migrations.Migration):
         migrations.SeparateDatabaseAndState(
             database_operations=[
                 migrations.RunSQL(
-                    f'DROP INDEX IF EXISTS "{name}"',
-                    reverse_sql=f'CREATE INDEX IF NOT EXISTS "{name}" ON memories_memoryentity ("{column}")',
+                    f'DROP INDEX CONCURRENTLY IF EXISTS "{name}"',
+                    reverse_sql=(
+                        f'CREATE INDEX CONCURRENTLY IF NOT EXISTS "{name}" ON memories_memoryentity ("{column}")'
+                    ),
                 )
                 for name, column in INDEXES.values()
             ],
