@@ -40,6 +40,7 @@ PERIODIC_CONSOLIDATION = "apps.memories.tasks.periodic_consolidation_task"
 TENANT_CONSOLIDATION = "apps.memories.tasks.tenant_consolidation_task"
 SCOPE_CONSOLIDATION = "apps.memories.tasks.scope_consolidation_task"
 TENANT_PURGE = "apps.memories.tasks.tenant_purge_task"
+VECTOR_INDEXES_SYNC = "apps.memories.tasks.vector_indexes_sync_task"
 
 DEBOUNCE_GRACE_SECONDS = 3600
 

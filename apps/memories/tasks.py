@@ -18,6 +18,7 @@ from apps.memories.lifecycle import deferred, periodic, processor, session_flush
 from apps.memories.lifecycle.scheduling import lost_consolidations_requeue
 from apps.memories.retrieval.access import access_flush
 from apps.memories.retrieval.lexicon import scope_lexicon_refresh
+from apps.memories.store.vector_indexes import tenant_vector_indexes_sync
 from apps.memories.store.writing import memories_context_embed
 from apps.tenants.models import Tenant
 
@@ -123,6 +124,20 @@ def scope_consolidation_task(*, tenant_id: str, contact_id: str | None, now: str
 def tenant_purge_task(*, tenant_id: str, now: str | None = None) -> int:
     tenant = Tenant.objects.filter(pk=tenant_id, is_active=True).first()
     return periodic.tenant_purge(tenant=tenant, now=_parsed(now)) if tenant is not None else 0
+
+
+# a build of a million-memory tenant's graph takes minutes; one interrupted leaves an invalid index, which the
+# next run drops and builds again, so the limit is generous
+@shared_task(
+    name=dispatch.VECTOR_INDEXES_SYNC,
+    tenancy=MAINTENANCE,
+    ignore_result=True,
+    time_limit=2 * 3600,
+    soft_time_limit=2 * 3600 - 60,
+)
+def vector_indexes_sync_task() -> int:
+    """The large tenants' own vector indexes: drop the stale, build at most one (the largest missing) per run."""
+    return len(tenant_vector_indexes_sync(limit=1).built)
 
 
 def _parsed(now: str | None) -> Any:

@@ -244,6 +244,10 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
         "task": "apps.knowledge.tasks.requeue_stale_documents_task",
         "schedule": timedelta(minutes=5),
     },
+    "vector-indexes-sync": {
+        "task": "apps.memories.tasks.vector_indexes_sync_task",
+        "schedule": crontab(minute=30),
+    },
     "periodic-consolidation": {
         "task": "apps.memories.tasks.periodic_consolidation_task",
         "schedule": crontab(minute=0, hour="*/6"),
@@ -275,6 +279,9 @@ ENGRAM = {
     # connection's 100 for every scope): recall@10 of large scopes (apps/memories/retrieval/vector_effort.py)
     "VECTOR_LARGE_SCOPE": env.int("ENGRAM_VECTOR_LARGE_SCOPE", default=10_000),
     "VECTOR_LARGE_SCOPE_EF_SEARCH": env.int("ENGRAM_VECTOR_LARGE_SCOPE_EF_SEARCH", default=400),
+    # memories from which a tenant gets an HNSW index of its own (0: none), while the other tenants hold at
+    # least as many: its large scopes walk a graph of its rows, not everyone's (apps/memories/store/vector_indexes.py)
+    "VECTOR_TENANT_INDEX_FROM": env.int("ENGRAM_VECTOR_TENANT_INDEX_FROM", default=20_000),
     # heavy requests (batch ingest, document upload, brain context) of one tenant in flight at once (0: no cap);
     # one more is a 429 with Retry-After (apps/tenants/concurrency.py)
     "HEAVY_REQUESTS_PER_TENANT": env.int("ENGRAM_HEAVY_REQUESTS_PER_TENANT", default=2),

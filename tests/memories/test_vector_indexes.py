@@ -1,0 +1,193 @@
+"""A large tenant's own vector index (apps/memories/store/vector_indexes.py): built for a tenant past the threshold
+while the others hold at least as many, read by its large scopes' candidate statements (the planner proves the
+partial index's predicate from the scope's tenant), dropped when the tenant is gone; and what a sync plans."""
+
+from __future__ import annotations
+
+import io
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+from django.core.management import call_command
+from django.db import connection
+
+from apps.core.tenancy import tenant_scope
+from apps.memories.retrieval.search import memory_search
+from apps.memories.store import vector_indexes
+from apps.memories.store.vector_indexes import (
+    TenantVectorIndex,
+    index_name,
+    tenant_vector_indexes,
+    tenant_vector_indexes_sync,
+    vector_index_plan,
+)
+from apps.tenants.services import tenant_delete
+from tests.factories import ContactFactory, MemoryFactory, TenantFactory
+
+A, B, C, D, E = (uuid.UUID(int=number) for number in (1, 2, 3, 4, 5))
+
+
+def _index(tenant_id: uuid.UUID, *, valid: bool = True) -> TenantVectorIndex:
+    return TenantVectorIndex(tenant_id=tenant_id, name=index_name(tenant_id), valid=valid, size_bytes=0)
+
+
+def test_a_tenant_past_the_threshold_beside_larger_others_gets_one_the_largest_first():
+    plan = vector_index_plan(counts={A: 300, B: 500, C: 900}, existing=[], minimum=300)
+    # C is most of the table (900 of 1,700: a graph of its own would be nearly the shared one); A and B are not
+    assert plan.build == [(B, 500), (A, 300)]
+    assert plan.drop == [] and plan.keep == []
+
+
+def test_below_the_threshold_none_and_a_tenant_that_is_the_table_none():
+    assert vector_index_plan(counts={A: 299, B: 5000, C: 5000}, existing=[], minimum=300).build == [
+        (B, 5000),
+        (C, 5000),
+    ]
+    assert vector_index_plan(counts={A: 10_000}, existing=[], minimum=300).build == []
+
+
+def test_an_index_is_kept_down_to_half_the_threshold_and_dropped_below_or_when_its_tenant_is_gone():
+    existing = [_index(A), _index(B), _index(C)]
+    plan = vector_index_plan(counts={A: 150, B: 149, D: 300, E: 5000}, existing=existing, minimum=300)
+    assert [index.tenant_id for index in plan.keep] == [A]  # shrank, but not below half: no rebuild back and forth
+    assert sorted(index.tenant_id for index in plan.drop) == [B, C]  # B below half; C's tenant is gone
+    assert plan.build == [(D, 300)]  # E is most of the table
+
+
+def test_an_unfinished_build_is_dropped_and_built_again():
+    plan = vector_index_plan(counts={A: 400, B: 900}, existing=[_index(A, valid=False)], minimum=300)
+    assert [index.name for index in plan.drop] == [index_name(A)]
+    assert plan.build == [(A, 400)]
+
+
+def test_threshold_zero_drops_them_all_and_builds_none():
+    plan = vector_index_plan(counts={A: 400, B: 900}, existing=[_index(A)], minimum=0)
+    assert plan.build == [] and [index.tenant_id for index in plan.drop] == [A] and plan.keep == []
+
+
+def test_the_index_is_built_as_the_shared_one_over_the_tenants_rows_only():
+    sql = vector_indexes.create_index_sql(A)
+    assert sql == (
+        f'CREATE INDEX CONCURRENTLY IF NOT EXISTS "memory_hnsw_tenant_{A.hex}" ON memories_memory '
+        "USING hnsw (embedding halfvec_cosine_ops) WITH (m = 16, ef_construction = 64) "
+        f"WHERE tenant_id = '{A}'::uuid"
+    )
+    with pytest.raises(ValueError):  # only a UUID is ever written into the statement
+        vector_indexes.create_index_sql("x'; DROP TABLE memories_memory; --")
+
+
+def _unit_vectors(count: int, seed: int) -> list[list[float]]:
+    vectors = np.random.default_rng(seed).normal(size=(count, 384)).astype(np.float32)
+    return (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).tolist()
+
+
+@pytest.fixture
+def two_tenants(settings) -> Iterator[tuple[Any, Any]]:  # type: ignore[no-untyped-def]
+    """A contact of 2,000 memories in one tenant, one of 4,000 in another; a tenant's own index from 1,000."""
+    settings.ENGRAM = {**settings.ENGRAM, "VECTOR_TENANT_INDEX_FROM": 1000}
+    contacts = []
+    for number, size in enumerate((2000, 4000)):
+        contact = ContactFactory(tenant=TenantFactory())
+        MemoryFactory.bulk(
+            [f"note {number}-{index} about the garden" for index in range(size)],
+            vectors=_unit_vectors(size, number),
+            tenant=contact.tenant,
+            contact=contact,
+        )
+        contacts.append(contact)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE memories_memory")
+    yield contacts[0], contacts[1]
+    settings.ENGRAM = {**settings.ENGRAM, "VECTOR_TENANT_INDEX_FROM": 0}
+    tenant_vector_indexes_sync()  # the test database keeps no index of a tenant the flush removes
+
+
+def _vector_index_read(contact: Any) -> list[str]:
+    """The indexes the vector source of `contact`'s candidate statement reads, planned for its parameters as the
+    search plans a scope of 1,000 memories or more. The planner sorts a few thousand rows' vectors exactly rather
+    than walk a graph; with sorting disabled, the plan says which graph it walks."""
+    statements: list[tuple[str, Any]] = []
+
+    def capture(execute, sql, params, many, context):  # type: ignore[no-untyped-def]
+        statements.append((sql, params))
+        return execute(sql, params, many, context)
+
+    with tenant_scope(contact.tenant_id):
+        with connection.execute_wrapper(capture):
+            memory_search(
+                tenant=contact.tenant,
+                contact=contact,
+                query="the garden",
+                query_vector=np.asarray(_unit_vectors(1, 99)[0], dtype=np.float32),
+            )
+        sql, params = next((sql, params) for sql, params in statements if "vector AS (" in sql)
+        with connection.cursor() as cursor:
+            cursor.execute("SET plan_cache_mode = force_custom_plan; SET enable_sort = off")
+            try:
+                cursor.execute(f"EXPLAIN (FORMAT JSON) {sql}", params)
+                plan = cursor.fetchone()[0]
+            finally:
+                cursor.execute("RESET plan_cache_mode; RESET enable_sort")
+    source = next(node for node in _nodes(plan[0]["Plan"]) if node.get("Alias") == "vector")
+    return [node["Index Name"] for node in _nodes(source) if "Index Name" in node]
+
+
+def _nodes(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    yield node
+    for child in node.get("Plans", []):
+        yield from _nodes(child)
+
+
+@pytest.mark.django_db(transaction=True)  # CREATE INDEX CONCURRENTLY runs outside any transaction
+def test_a_sync_builds_the_index_the_tenants_large_scope_then_reads_and_drops_it_with_the_tenant(two_tenants):
+    small, large = two_tenants
+    assert _vector_index_read(small) == ["memory_embedding_hnsw"]  # before: the graph of every tenant's rows
+
+    report = tenant_vector_indexes_sync()
+    # the smaller tenant only: the larger is two thirds of the table, a graph of its own would be nearly the shared
+    assert [(tenant, count) for tenant, count, _ in report.built] == [(small.tenant_id, 2000)]
+    assert [(index.tenant_id, index.valid) for index in tenant_vector_indexes()] == [(small.tenant_id, True)]
+    assert _vector_index_read(small) == [index_name(small.tenant_id)]
+    assert _vector_index_read(large) == ["memory_embedding_hnsw"]
+    again = tenant_vector_indexes_sync()
+    assert (again.built, again.dropped, again.kept) == ([], [], 1)
+
+    tenant_delete(tenant=small.tenant)
+    gone = tenant_vector_indexes_sync()
+    assert gone.dropped == [small.tenant_id] and tenant_vector_indexes() == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_sync_that_finds_another_running_does_nothing(two_tenants):
+    other = connection.copy()  # another process's session holds the lock
+    try:
+        with other.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_lock(%s)", [vector_indexes.LOCK_ID])
+        report = tenant_vector_indexes_sync()
+        assert report.busy and report.built == [] and tenant_vector_indexes() == []
+        with other.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(%s)", [vector_indexes.LOCK_ID])
+    finally:
+        other.close()
+    assert len(tenant_vector_indexes_sync().built) == 1  # released: the next run builds
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_command_lists_what_a_sync_would_do_and_does_it(two_tenants):
+    small, _ = two_tenants
+    out = io.StringIO()
+    call_command("vector_indexes", stdout=out)
+    assert f"to build: {small.tenant.slug} (2,000 memories)" in out.getvalue()
+    assert "Run with --sync to do it now." in out.getvalue()
+    assert tenant_vector_indexes() == []
+    out = io.StringIO()
+    call_command("vector_indexes", "--sync", stdout=out)
+    assert f"building {index_name(small.tenant_id)} over 2,000 memories…" in out.getvalue()
+    assert "Done: 1 built, 0 dropped, 0 kept" in out.getvalue()
+    listed = io.StringIO()
+    call_command("vector_indexes", stdout=listed)
+    assert f"{index_name(small.tenant_id)}: {small.tenant.slug}, 2,000 memories" in listed.getvalue()
+    assert "valid" in listed.getvalue() and "to build" not in listed.getvalue()
