@@ -282,6 +282,8 @@ ENGRAM = {
     # memories from which a tenant gets an HNSW index of its own (0: none), while the other tenants hold at
     # least as many: its large scopes walk a graph of its rows, not everyone's (apps/memories/store/vector_indexes.py)
     "VECTOR_TENANT_INDEX_FROM": env.int("ENGRAM_VECTOR_TENANT_INDEX_FROM", default=20_000),
+    # at most this many (the largest) have one: each partial index adds ~0.02 ms to planning a statement on the table
+    "VECTOR_TENANT_INDEXES_MAX": env.int("ENGRAM_VECTOR_TENANT_INDEXES_MAX", default=50),
     # heavy requests (batch ingest, document upload, brain context) of one tenant in flight at once (0: no cap);
     # one more is a 429 with Retry-After (apps/tenants/concurrency.py)
     "HEAVY_REQUESTS_PER_TENANT": env.int("ENGRAM_HEAVY_REQUESTS_PER_TENANT", default=2),

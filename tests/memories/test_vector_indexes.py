@@ -35,36 +35,44 @@ def _index(tenant_id: uuid.UUID, *, valid: bool = True) -> TenantVectorIndex:
 
 
 def test_a_tenant_past_the_threshold_beside_larger_others_gets_one_the_largest_first():
-    plan = vector_index_plan(counts={A: 300, B: 500, C: 900}, existing=[], minimum=300)
+    plan = vector_index_plan(counts={A: 300, B: 500, C: 900}, existing=[], minimum=300, most=50)
     # C is most of the table (900 of 1,700: a graph of its own would be nearly the shared one); A and B are not
     assert plan.build == [(B, 500), (A, 300)]
     assert plan.drop == [] and plan.keep == []
 
 
 def test_below_the_threshold_none_and_a_tenant_that_is_the_table_none():
-    assert vector_index_plan(counts={A: 299, B: 5000, C: 5000}, existing=[], minimum=300).build == [
+    assert vector_index_plan(counts={A: 299, B: 5000, C: 5000}, existing=[], minimum=300, most=50).build == [
         (B, 5000),
         (C, 5000),
     ]
-    assert vector_index_plan(counts={A: 10_000}, existing=[], minimum=300).build == []
+    assert vector_index_plan(counts={A: 10_000}, existing=[], minimum=300, most=50).build == []
+
+
+def test_only_the_largest_have_one_and_a_larger_newcomer_takes_the_place_of_the_smallest():
+    plan = vector_index_plan(counts={A: 300, B: 400, C: 500, E: 10_000}, existing=[_index(A)], minimum=300, most=2)
+    # B and C are the two largest that qualify (E is most of the table): A's index goes
+    assert plan.build == [(C, 500), (B, 400)]
+    assert [index.tenant_id for index in plan.drop] == [A] and plan.keep == []
+    assert vector_index_plan(counts={A: 300, B: 400}, existing=[], minimum=300, most=0).build == []
 
 
 def test_an_index_is_kept_down_to_half_the_threshold_and_dropped_below_or_when_its_tenant_is_gone():
     existing = [_index(A), _index(B), _index(C)]
-    plan = vector_index_plan(counts={A: 150, B: 149, D: 300, E: 5000}, existing=existing, minimum=300)
+    plan = vector_index_plan(counts={A: 150, B: 149, D: 300, E: 5000}, existing=existing, minimum=300, most=50)
     assert [index.tenant_id for index in plan.keep] == [A]  # shrank, but not below half: no rebuild back and forth
     assert sorted(index.tenant_id for index in plan.drop) == [B, C]  # B below half; C's tenant is gone
     assert plan.build == [(D, 300)]  # E is most of the table
 
 
 def test_an_unfinished_build_is_dropped_and_built_again():
-    plan = vector_index_plan(counts={A: 400, B: 900}, existing=[_index(A, valid=False)], minimum=300)
+    plan = vector_index_plan(counts={A: 400, B: 900}, existing=[_index(A, valid=False)], minimum=300, most=50)
     assert [index.name for index in plan.drop] == [index_name(A)]
     assert plan.build == [(A, 400)]
 
 
 def test_threshold_zero_drops_them_all_and_builds_none():
-    plan = vector_index_plan(counts={A: 400, B: 900}, existing=[_index(A)], minimum=0)
+    plan = vector_index_plan(counts={A: 400, B: 900}, existing=[_index(A)], minimum=0, most=50)
     assert plan.build == [] and [index.tenant_id for index in plan.drop] == [A] and plan.keep == []
 
 

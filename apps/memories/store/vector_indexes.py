@@ -17,7 +17,12 @@ Built off the request path — the hourly `vector_indexes_sync_task`, or `manage
 CREATE INDEX CONCURRENTLY (writes keep flowing), one run at a time (an advisory lock held by the connection that
 builds). A build interrupted leaves an invalid index: the next run drops it and builds it again. An index whose
 tenant is gone, or holds fewer than half the threshold, is dropped (half: a tenant near the line is not rebuilt
-back and forth). What it costs: each new memory of such a tenant is inserted into two graphs.
+back and forth). What it costs: each new memory of such a tenant is inserted into two graphs (+1.1 ms a memory at
+100k), and each partial index is one more the planner weighs for every statement on the table — a candidate
+statement planned for its parameters took 2.2 ms to plan with none, 3.1 with 50, 6.2 with 200 (a plain ORM read
+0.12 / 0.20 / 0.53 ms) — so only the `tenant_indexes_most()` largest tenants (ENGRAM_VECTOR_TENANT_INDEXES_MAX,
+50) have one. Many more large tenants than that want the table partitioned by tenant (docs/architecture.md,
+"Beyond one machine").
 """
 
 from __future__ import annotations
@@ -43,6 +48,12 @@ LOCK_ID = 0x656E6772_766978  # pg_try_advisory_lock's key: one sync at a time, a
 def tenant_index_from() -> int:
     """Memories from which a tenant gets a vector index of its own (0: no tenant does)."""
     return int(settings.ENGRAM["VECTOR_TENANT_INDEX_FROM"])
+
+
+def tenant_indexes_most() -> int:
+    """How many tenants at most have an index of their own (the largest): each partial index is one more the
+    planner weighs for every statement on the memories table (~0.02 ms of a custom plan's planning each)."""
+    return int(settings.ENGRAM["VECTOR_TENANT_INDEXES_MAX"])
 
 
 def index_name(tenant_id: Any) -> str:
@@ -73,27 +84,33 @@ class SyncReport:
     busy: bool = False  # another run held the lock: this one did nothing
 
 
-def vector_index_plan(*, counts: dict[uuid.UUID, int], existing: list[TenantVectorIndex], minimum: int) -> Plan:
+def vector_index_plan(
+    *, counts: dict[uuid.UUID, int], existing: list[TenantVectorIndex], minimum: int, most: int
+) -> Plan:
     """What a sync does, given each tenant's memories (`counts`, every row the table holds) and the indexes there
-    are: keep a valid index whose tenant still holds half of `minimum`; drop the others; build one for each
-    tenant of `minimum` memories or more that has none, when the other tenants hold at least as many (a tenant
-    that is most of the table gains nothing from a graph of its own)."""
+    are. A tenant qualifies with `minimum` memories or more while the other tenants hold at least as many (one
+    that is most of the table gains nothing from a graph of its own); a tenant whose index is built and valid
+    stays qualified down to half of `minimum`, whatever the others hold (no rebuilding back and forth near a line).
+    Of those, the `most` largest have an index: kept, or built (the largest first); every other index is dropped,
+    an unfinished build's too."""
     total = sum(counts.values())
-    keep = [
-        index
-        for index in existing
-        if index.valid and minimum > 0 and counts.get(index.tenant_id, 0) >= max(1, minimum // 2)
-    ]
-    kept = {index.tenant_id for index in keep}
-    drop = [index for index in existing if index.tenant_id not in kept or not index.valid]
-    build = sorted(
-        (
-            (tenant_id, count)
-            for tenant_id, count in counts.items()
-            if minimum > 0 and count >= minimum and total - count >= count and tenant_id not in kept
-        ),
+    valid = {index.tenant_id for index in existing if index.valid}
+
+    def qualifies(tenant_id: uuid.UUID, count: int) -> bool:
+        if minimum <= 0:
+            return False
+        if tenant_id in valid:
+            return count >= max(1, minimum // 2)
+        return count >= minimum and total - count >= count
+
+    chosen = sorted(
+        ((tenant_id, count) for tenant_id, count in counts.items() if qualifies(tenant_id, count)),
         key=lambda item: (-item[1], str(item[0])),
-    )
+    )[: max(0, most)]
+    wanted = {tenant_id for tenant_id, _ in chosen}
+    keep = [index for index in existing if index.valid and index.tenant_id in wanted]
+    drop = [index for index in existing if not (index.valid and index.tenant_id in wanted)]
+    build = [(tenant_id, count) for tenant_id, count in chosen if tenant_id not in valid]
     return Plan(build=build, drop=drop, keep=keep)
 
 
@@ -161,7 +178,10 @@ def tenant_vector_indexes_sync(
             return report
         try:
             plan = vector_index_plan(
-                counts=memory_counts(), existing=tenant_vector_indexes(), minimum=tenant_index_from()
+                counts=memory_counts(),
+                existing=tenant_vector_indexes(),
+                minimum=tenant_index_from(),
+                most=tenant_indexes_most(),
             )
             report.kept = len(plan.keep)
             for index in plan.drop:

@@ -5,6 +5,7 @@ from apps.core.commands import DatabaseCommand
 from apps.memories.store.vector_indexes import (
     memory_counts,
     tenant_index_from,
+    tenant_indexes_most,
     tenant_vector_indexes,
     tenant_vector_indexes_sync,
     vector_index_plan,
@@ -27,7 +28,8 @@ class Command(DatabaseCommand):
         names = dict(Tenant.objects.values_list("pk", "slug"))
         self.stdout.write(
             f"{sum(counts.values()):,} memories of {len(counts)} tenants; a tenant's own index from {minimum:,} "
-            "memories (ENGRAM_VECTOR_TENANT_INDEX_FROM; 0: none)"
+            f"memories (ENGRAM_VECTOR_TENANT_INDEX_FROM; 0: none), for the {tenant_indexes_most()} largest at most "
+            "(ENGRAM_VECTOR_TENANT_INDEXES_MAX)"
             if minimum
             else "Tenants' own vector indexes are off (ENGRAM_VECTOR_TENANT_INDEX_FROM=0): a sync drops them all"
         )
@@ -38,7 +40,7 @@ class Command(DatabaseCommand):
                 f"  {index.name}: {slug}, {counts.get(index.tenant_id, 0):,} memories, "
                 f"{index.size_bytes / 2**20:,.0f} MB, {state}"
             )
-        plan = vector_index_plan(counts=counts, existing=existing, minimum=minimum)
+        plan = vector_index_plan(counts=counts, existing=existing, minimum=minimum, most=tenant_indexes_most())
         for tenant_id, count in plan.build:
             self.stdout.write(f"  to build: {names.get(tenant_id, tenant_id)} ({count:,} memories)")
         for index in plan.drop:
