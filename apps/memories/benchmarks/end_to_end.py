@@ -266,8 +266,8 @@ MAX_PERIODIC_ROUNDS = 8
 def settle(*, tenant: Tenant, jobs: tuple[str, ...], on_poll: Callable[[int, int], None] | None = None) -> float:
     """Run now, on the worker, what the background would run later: the deferred consolidation of every
     conversation (normally 5 minutes after its last turn) and, with `periodic`, the 6-hourly job, again until a
-    run changes nothing more (no memory written or compressed; MAX_PERIODIC_ROUNDS at most), and the hourly
-    sync of the tenants' own vector indexes (store/vector_indexes.py); then wait until the
+    run changes nothing more (no memory written or compressed; MAX_PERIODIC_ROUNDS at most), then, in this
+    process, the hourly sync of the tenants' own vector indexes (store/vector_indexes.py); then wait until the
     worker's queue has drained. Returns the seconds it took. Until session 38 the job ran once: the settled
     store was one run from its steady state, whose session summaries ranked differently."""
     started = time.monotonic()

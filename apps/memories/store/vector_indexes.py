@@ -37,6 +37,7 @@ from django.conf import settings
 from django.db import connection
 from pgvector.django import HnswIndex
 
+from apps.core.rows import settings_in_force
 from apps.memories.models import Memory
 
 INDEX_PREFIX = "memory_hnsw_tenant_"  # + the tenant's id as 32 hex digits: 51 characters, within the 63 allowed
@@ -193,11 +194,8 @@ def tenant_vector_indexes_sync(
             for tenant_id, count in chosen:
                 say(f"building {index_name(tenant_id)} over {count:,} memories…")
                 started = time.monotonic()
-                cursor.execute("SELECT set_config('maintenance_work_mem', %s, false)", [BUILD_MEMORY])
-                try:
+                with settings_in_force(cursor, {"maintenance_work_mem": BUILD_MEMORY}):
                     cursor.execute(create_index_sql(tenant_id))
-                finally:
-                    cursor.execute("RESET maintenance_work_mem")
                 seconds = time.monotonic() - started
                 say(f"  built in {seconds:.1f} s")
                 report.built.append((tenant_id, count, seconds))
