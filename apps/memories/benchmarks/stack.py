@@ -145,6 +145,13 @@ def healthy(base_url: str) -> bool:
     return response.status_code == 200 and response.json().get("status") == "ok"
 
 
+def _reason(log_path: Path) -> str:
+    """The last error runstack wrote (a CommandError's message), or its last line."""
+    lines = [line.strip() for line in log_path.read_text(errors="replace").splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("CommandError:")]
+    return (errors or lines or ["no output"])[-1]
+
+
 @contextmanager
 def running_stack(
     *,
@@ -171,6 +178,8 @@ def running_stack(
         **(extra_env or {}),
     }
     log_path.parent.mkdir(parents=True, exist_ok=True)
+    if log_path.exists():  # the previous run's log (a stack of it may still be writing to it) is kept beside
+        log_path.replace(log_path.with_name(log_path.name + ".1"))
     base_url = f"http://127.0.0.1:{port}"
     with open(log_path, "wb") as log:
         process = subprocess.Popen(
@@ -184,8 +193,10 @@ def running_stack(
         try:
             deadline = time.monotonic() + timeout
             while not healthy(base_url):
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"the stack did not become healthy; see {log_path}")
+                if process.poll() is not None:
+                    raise RuntimeError(f"the stack exited before it was healthy ({_reason(log_path)}); see {log_path}")
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the stack was not healthy after {timeout:.0f} s; see {log_path}")
                 time.sleep(0.5)
             yield base_url
         finally:

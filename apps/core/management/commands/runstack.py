@@ -7,8 +7,11 @@ behind `config/front.py` on the public port, which sends each request to its poo
 Retry-After when a lane has no free worker within its wait (docs/architecture.md, "Sizing"). `--pools single`
 runs one pool of `web_workers()` workers on the port, as before issue 29.
 
-Ctrl-C (or SIGTERM) stops all three, then the embedded PostgreSQL and Redis this command started.
-With DATABASE_URL / REDIS_URL set, nothing embedded is started or stopped.
+Ctrl-C (or SIGTERM) stops all three, then the embedded PostgreSQL and Redis this command started (those it
+found running are left running). With DATABASE_URL / REDIS_URL set, nothing embedded is started or stopped.
+A second stack on the same database (a second beat would run every periodic job twice) or on a port another
+server holds is refused before anything starts; a process of the stack that exits on its own stops the rest
+and the command fails.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -61,6 +65,49 @@ def write_workers() -> int:
     """The write pool: one worker per core — a batch's embedding keeps one core busy, and writes run at a
     lower priority, so on an idle machine they use every core and under reads they yield."""
     return os.cpu_count() or 1
+
+
+def beat_pidfile() -> Path:
+    """One beat per database: its pidfile is named after the database, so stacks on other databases of the same
+    checkout (the tests', a benchmark's) each keep their own beat."""
+    return embedded.VAR_DIR / f"celerybeat-{settings.DATABASES['default']['NAME']}.pid"
+
+
+def beat_holding(pidfile: Path) -> int | None:
+    """The pid of the running beat that holds `pidfile`, or None. A pidfile left by a stack that was killed (its
+    process gone, or its number reused by another program) is removed here, so the new beat starts."""
+    try:
+        pid = int(pidfile.read_text().strip())
+    except (FileNotFoundError, ValueError):
+        return None
+    try:
+        os.kill(pid, 0)
+        alive = True
+    except ProcessLookupError:
+        alive = False
+    except PermissionError:  # another user's process
+        alive = True
+    if alive:
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:  # no /proc: a live process on the pidfile counts as the beat, as Celery counts it
+            return pid
+        if b"celery" in command and b"beat" in command:
+            return pid
+    pidfile.unlink(missing_ok=True)
+    return None
+
+
+def listen_refusal(host: str, port: str) -> str | None:
+    """Why the public port cannot be listened on (taken by another server, not allowed), or None."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gunicorn binds it
+        try:
+            sock.bind((host.strip("[]"), int(port)))
+        except OSError as exc:
+            return exc.strerror or str(exc)
+    return None
 
 
 def _niced(niceness: int) -> Callable[[], None]:
@@ -110,17 +157,11 @@ class Command(BaseCommand):
         parser.add_argument("--no-seed", action="store_true", help="do not seed the demo tenant")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        if not is_loopback(options["host"]) and not getattr(settings, "IS_PRODUCTION", False):
-            # development settings: the seeded users, the demo key and the operator's admin are for this machine
-            raise CommandError(
-                f"Refusing to listen on {options['host']} with development settings: bind 127.0.0.1 (the "
-                "default), or run config.settings.production (DJANGO_SETTINGS_MODULE) with its secrets set."
-            )
-        if settings.DEBUG:
-            raise CommandError(
-                "DEBUG is on (DJANGO_DEBUG): the stack never serves Django's debug pages. Unset it, or debug "
-                "with `manage.py runserver`."
-            )
+        try:
+            self._refuse(options)
+        except CommandError:
+            self._stop_embedded(report=False)  # what starting this command's settings started
+            raise
         self.stdout.write("Migrating…")
         call_command("migrate", interactive=False, verbosity=0)
         call_command("collectstatic", interactive=False, verbosity=0)
@@ -226,7 +267,7 @@ class Command(BaseCommand):
                 "--scheduler=django_celery_beat.schedulers:DatabaseScheduler",
                 # one beat per database (two would schedule everything twice), while stacks on other databases of
                 # the same checkout (the tests', a benchmark's) each keep their own
-                f"--pidfile={embedded.VAR_DIR / ('celerybeat-' + str(settings.DATABASES['default']['NAME']) + '.pid')}",
+                f"--pidfile={beat_pidfile()}",
             ],
             child_env,
             0,
@@ -256,6 +297,7 @@ class Command(BaseCommand):
 
         signal.signal(signal.SIGINT, _stop)
         signal.signal(signal.SIGTERM, _stop)
+        exited: list[str] = []
         try:
             while not stopping:
                 exited = [name for name, proc in processes.items() if proc.poll() is not None]
@@ -265,6 +307,37 @@ class Command(BaseCommand):
                 time.sleep(0.5)
         finally:
             self._shutdown(processes)
+        if exited and not stopping:  # not asked to stop: a failure, whose output is above
+            raise CommandError(f"{', '.join(exited)} exited on its own (its output is above); the stack stopped.")
+
+    @staticmethod
+    def _refuse(options: dict[str, Any]) -> None:
+        """What the stack refuses before anything starts. A second stack on the same database would run a second
+        beat (every periodic job twice), and on a taken port its web tier would exit and take the stack down."""
+        if not is_loopback(options["host"]) and not getattr(settings, "IS_PRODUCTION", False):
+            # development settings: the seeded users, the demo key and the operator's admin are for this machine
+            raise CommandError(
+                f"Refusing to listen on {options['host']} with development settings: bind 127.0.0.1 (the "
+                "default), or run config.settings.production (DJANGO_SETTINGS_MODULE) with its secrets set."
+            )
+        if settings.DEBUG:
+            raise CommandError(
+                "DEBUG is on (DJANGO_DEBUG): the stack never serves Django's debug pages. Unset it, or debug "
+                "with `manage.py runserver`."
+            )
+        other_beat = beat_holding(beat_pidfile())
+        if other_beat is not None:
+            raise CommandError(
+                f"Another stack already runs on database {settings.DATABASES['default']['NAME']!r}: its beat "
+                f"(pid {other_beat}) holds {beat_pidfile()}. One beat serves a database: stop that stack first "
+                "(Ctrl-C where it runs), or point DATABASE_URL at another database."
+            )
+        refused = listen_refusal(options["host"], options["port"])
+        if refused is not None:
+            raise CommandError(
+                f"Cannot listen on {options['host']}:{options['port']} ({refused}): another `make run` may hold "
+                "it. Stop it, or choose another port (--port, ENGRAM_PORT)."
+            )
 
     @staticmethod
     def _pool_sockets(port: str) -> dict[str, Path]:
@@ -288,8 +361,25 @@ class Command(BaseCommand):
                 proc.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 proc.kill()
-        if not os.environ.get("REDIS_URL"):
-            embedded.stop_redis(embedded.DEV)
-        if not os.environ.get("DATABASE_URL"):
-            embedded.stop_postgres(embedded.DEV)
+        self._stop_embedded(report=True)
         self.stdout.write("Stopped.")
+
+    def _stop_embedded(self, *, report: bool) -> None:
+        """The embedded servers this command started; those it found running (another stack's, or started by
+        `python -m config.embedded start`) are left to whoever started them."""
+        left = []
+        if not os.environ.get("REDIS_URL"):
+            if embedded.started_here(embedded.DEV, "redis"):
+                embedded.stop_redis(embedded.DEV)
+            else:
+                left.append("Redis")
+        if not os.environ.get("DATABASE_URL"):
+            if embedded.started_here(embedded.DEV, "postgres"):
+                embedded.stop_postgres(embedded.DEV)
+            else:
+                left.append("PostgreSQL")
+        if left and report:
+            self.stdout.write(
+                f"The embedded {' and '.join(left)} ran before this stack started: left running "
+                "(python -m config.embedded stop)."
+            )

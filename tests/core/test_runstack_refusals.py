@@ -1,0 +1,127 @@
+"""`make run` twice: the second stack is refused before anything starts, and never takes the first one's servers
+down with it (found 2026-12-01: a second `make run` of the checkout started a second beat, which refused the
+database's pidfile and exited; runstack then stopped the rest — and the embedded PostgreSQL and Redis the first
+stack was using — and exited 0).
+
+The last test runs `manage.py runstack` as `make run` does, with embedded servers of its own under a temporary
+var/ directory (a real PostgreSQL and Redis, not the tests' ones)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from apps.core.management.commands import runstack
+from config import embedded
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def var_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """runstack's var/ (its beat's pidfile) in a directory of this test's own."""
+    monkeypatch.setattr(embedded, "VAR_DIR", tmp_path)
+    return tmp_path
+
+
+@pytest.fixture
+def beat_like() -> Iterator[subprocess.Popen[bytes]]:
+    """A live process whose command line names Celery's beat, as the one a running stack has."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", "import time; print('up', flush=True); time.sleep(120)", "celery", "beat"],
+        stdout=subprocess.PIPE,
+    )
+    assert process.stdout is not None
+    assert process.stdout.readline() == b"up\n"  # its command line is the beat's from here on (exec done)
+    yield process
+    process.kill()
+    process.wait()
+
+
+@pytest.fixture
+def taken_port() -> Iterator[int]:
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        yield int(server.getsockname()[1])
+
+
+def test_a_pidfile_names_the_running_beat_or_is_removed_as_stale(var_dir, beat_like):
+    pidfile = var_dir / "celerybeat-x.pid"
+    assert runstack.beat_holding(pidfile) is None  # none yet
+
+    pidfile.write_text(f"{beat_like.pid}\n")
+    assert runstack.beat_holding(pidfile) == beat_like.pid
+    assert pidfile.exists()
+
+    pidfile.write_text(f"{os.getpid()}\n")  # a live process that is no beat: the number was reused
+    assert runstack.beat_holding(pidfile) is None
+    assert not pidfile.exists()
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    pidfile.write_text(f"{gone.pid}\n")  # the stack was killed: its beat is gone
+    assert runstack.beat_holding(pidfile) is None
+    assert not pidfile.exists()
+
+
+def test_a_second_stack_on_the_database_is_refused_and_the_first_beat_keeps_its_pidfile(var_dir, beat_like):
+    runstack.beat_pidfile().write_text(f"{beat_like.pid}\n")
+    with pytest.raises(CommandError, match="Another stack already runs on database") as refused:
+        call_command("runstack", host="127.0.0.1", port="0")
+    assert str(beat_like.pid) in str(refused.value)
+    assert "DATABASE_URL" in str(refused.value)
+    assert runstack.beat_pidfile().read_text().strip() == str(beat_like.pid)
+    assert beat_like.poll() is None
+
+
+def test_a_taken_port_is_refused_before_anything_starts(var_dir, taken_port):
+    with pytest.raises(CommandError, match=f"Cannot listen on 127.0.0.1:{taken_port} .*--port, ENGRAM_PORT"):
+        call_command("runstack", host="127.0.0.1", port=str(taken_port))
+
+
+def _embedded(var_dir: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
+    environment = {key: value for key, value in os.environ.items() if not key.startswith(("DATABASE_", "REDIS_"))}
+    environment |= {"ENGRAM_VAR_DIR": str(var_dir), "DJANGO_SETTINGS_MODULE": "config.settings.local"}
+    environment.pop("ENGRAM_REDIS_PORT", None)  # a port of this directory's own, chosen and remembered
+    environment.pop("DJANGO_DEBUG", None)
+    return subprocess.run(
+        [sys.executable, *arguments], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=180
+    )
+
+
+def test_a_refused_make_run_leaves_running_servers_running_and_stops_those_it_started(tmp_path, taken_port):
+    var_dir = tmp_path / "var"
+    pgdata = var_dir / "dev" / "pgdata"
+    try:
+        started = _embedded(var_dir, "-m", "config.embedded", "start")
+        assert started.returncode == 0, started.stderr[-2000:]
+        database_url, redis_url = started.stdout.split()[-2:]
+
+        # the servers ran before: a refused `make run` leaves them as they were
+        refused = _embedded(var_dir, "manage.py", "runstack", "--port", str(taken_port), "--no-seed")
+        assert refused.returncode != 0
+        assert f"Cannot listen on 127.0.0.1:{taken_port}" in refused.stderr
+        assert (pgdata / "postmaster.pid").exists()
+        again = _embedded(var_dir, "-m", "config.embedded", "start")  # attaches: the same servers answer
+        assert again.stdout.split()[-2:] == [database_url, redis_url]
+
+        # nothing ran: what the refused command started for itself it stops again
+        stopped = _embedded(var_dir, "-m", "config.embedded", "stop")
+        assert stopped.returncode == 0, stopped.stderr[-2000:]
+        assert not (pgdata / "postmaster.pid").exists()
+        refused = _embedded(var_dir, "manage.py", "runstack", "--port", str(taken_port), "--no-seed")
+        assert refused.returncode != 0
+        assert "Cannot listen on" in refused.stderr
+        assert not (pgdata / "postmaster.pid").exists()
+        redis_port = int(redis_url.rsplit(":", 1)[1].split("/")[0])
+        assert not embedded._port_open(redis_port)
+    finally:
+        _embedded(var_dir, "-m", "config.embedded", "stop")
