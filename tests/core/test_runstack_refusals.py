@@ -19,6 +19,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from apps.core.management.commands import runstack
+from apps.memories.benchmarks.stack import running_stack
 from config import embedded
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -125,3 +126,21 @@ def test_a_refused_make_run_leaves_running_servers_running_and_stops_those_it_st
         assert not embedded._port_open(redis_port)
     finally:
         _embedded(var_dir, "-m", "config.embedded", "stop")
+
+
+def test_a_process_of_the_stack_that_exits_on_its_own_stops_the_rest_and_fails_the_command(test_database_url, tmp_path):
+    log = tmp_path / "stack.log"
+    with (
+        pytest.raises(RuntimeError, match=r"exited before it was healthy \(CommandError: front exited on its own"),
+        running_stack(
+            log_path=log,
+            database_url=test_database_url,
+            settings_module="config.settings.local",
+            timeout=240,
+            extra_env={"ENGRAM_FRONT_THREADS": "none"},  # gunicorn refuses it: the front exits at once
+        ),
+    ):
+        pass
+    output = log.read_text(errors="replace")
+    assert "front exited; stopping the rest." in output
+    assert "Stopped." in output  # the web pools, the worker and beat were stopped before the command failed
