@@ -330,6 +330,19 @@ def _remember_redis_port(profile: EmbeddedProfile, port: int) -> None:
     written.replace(profile.redis_port_file)  # whole or not at all, for a reader without the lock
 
 
+def bind_refusal(host: str, port: int) -> str | None:
+    """Why a server could not listen on host:port (another holds it, not allowed), or None: bound as the servers
+    bind (SO_REUSEADDR), then released."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host.strip("[]"), port))
+        except OSError as exc:
+            return exc.strerror or str(exc)
+    return None
+
+
 def free_port() -> int:
     """A port nothing listens on, drawn at random below the kernel's ephemeral range (where outgoing connections
     take their local ports: a chosen port there could be taken by one while its server is stopped)."""
@@ -339,13 +352,7 @@ def free_port() -> int:
         ephemeral_low = 32768
     low, high = 10_000, max(ephemeral_low, 10_001)
     for port in random.sample(range(low, high), min(200, high - low)):
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server binds it
-            try:
-                sock.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-        if not _port_open(port):
+        if bind_refusal("127.0.0.1", port) is None and not _port_open(port):
             return port
     with socket.socket() as sock:  # below the range, everything is held: let the kernel choose
         sock.bind(("127.0.0.1", 0))

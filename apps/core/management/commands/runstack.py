@@ -19,7 +19,6 @@ from __future__ import annotations
 import ipaddress
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -95,18 +94,6 @@ def beat_holding(pidfile: Path) -> int | None:
         if b"celery" in command and b"beat" in command:
             return pid
     pidfile.unlink(missing_ok=True)
-    return None
-
-
-def listen_refusal(host: str, port: str) -> str | None:
-    """Why the public port cannot be listened on (taken by another server, not allowed), or None."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gunicorn binds it
-        try:
-            sock.bind((host.strip("[]"), int(port)))
-        except OSError as exc:
-            return exc.strerror or str(exc)
     return None
 
 
@@ -332,7 +319,7 @@ class Command(BaseCommand):
                 f"(pid {other_beat}) holds {beat_pidfile()}. One beat serves a database: stop that stack first "
                 "(Ctrl-C where it runs), or point DATABASE_URL at another database."
             )
-        refused = listen_refusal(options["host"], options["port"])
+        refused = embedded.bind_refusal(options["host"], int(options["port"]))
         if refused is not None:
             raise CommandError(
                 f"Cannot listen on {options['host']}:{options['port']} ({refused}): another `make run` may hold "
