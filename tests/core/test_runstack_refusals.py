@@ -9,6 +9,7 @@ var/ directory (a real PostgreSQL and Redis, not the tests' ones)."""
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.core.management import CommandError, call_command
 
 from apps.core.management.commands import runstack
@@ -88,11 +90,12 @@ def test_a_taken_port_is_refused_before_anything_starts(var_dir, taken_port):
         call_command("runstack", host="127.0.0.1", port=str(taken_port))
 
 
-def _embedded(var_dir: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
+def _embedded(var_dir: Path, *arguments: str, extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     environment = {key: value for key, value in os.environ.items() if not key.startswith(("DATABASE_", "REDIS_"))}
     environment |= {"ENGRAM_VAR_DIR": str(var_dir), "DJANGO_SETTINGS_MODULE": "config.settings.local"}
     environment.pop("ENGRAM_REDIS_PORT", None)  # a port of this directory's own, chosen and remembered
     environment.pop("DJANGO_DEBUG", None)
+    environment |= extra or {}
     return subprocess.run(
         [sys.executable, *arguments], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=180
     )
@@ -144,3 +147,44 @@ def test_a_process_of_the_stack_that_exits_on_its_own_stops_the_rest_and_fails_t
     output = log.read_text(errors="replace")
     assert "front exited; stopping the rest." in output
     assert "Stopped." in output  # the web pools, the worker and beat were stopped before the command failed
+
+
+@pytest.mark.parametrize(
+    ("option", "given", "named"),
+    [
+        ("port", "80a", "--port (or ENGRAM_PORT)"),
+        ("port", "70000", "--port (or ENGRAM_PORT)"),
+        ("web_threads", "0", "--web-threads (or ENGRAM_WEB_THREADS)"),
+        ("write_nice", "-5", "--write-nice (or ENGRAM_WRITE_NICE)"),
+        ("concurrency", "two", "--concurrency (or ENGRAM_WORKER_CONCURRENCY)"),
+    ],
+)
+def test_a_number_that_is_not_one_is_refused_with_both_places_it_may_come_from(var_dir, option, given, named):
+    with pytest.raises(
+        CommandError, match=rf"{re.escape(named)} must be a whole number from \d+ to \d+, not '{given}'"
+    ):
+        call_command("runstack", host="127.0.0.1", **{option: given})
+
+
+def test_a_number_from_the_environment_is_checked_as_the_command_line_is(test_database_url, tmp_path):
+    """ENGRAM_PORT=80a make run: one line saying what to fix, no traceback (it was a ValueError's), no beat."""
+    servers = {"DATABASE_URL": test_database_url, "REDIS_URL": settings.REDIS_URL}
+    refused = _embedded(tmp_path, "manage.py", "runstack", "--no-seed", extra={**servers, "ENGRAM_PORT": "80a"})
+    assert refused.returncode == 1
+    assert "--port (or ENGRAM_PORT) must be a whole number from 0 to 65535, not '80a'." in refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert not list(tmp_path.glob("celerybeat-*.pid"))  # nothing of the stack started
+
+
+def test_zero_workers_means_the_machine_s_default():
+    options = {"port": "8000", "concurrency": "2", "web_workers": "0", "web_threads": "1", "read_workers": 0}
+    options |= {"write_workers": " 3 ", "write_nice": "10"}
+    assert runstack.numbers(options) == {
+        "port": 8000,
+        "concurrency": 2,
+        "web_workers": runstack.web_workers(),
+        "web_threads": 1,
+        "read_workers": runstack.read_workers(),
+        "write_workers": 3,
+        "write_nice": 10,
+    }

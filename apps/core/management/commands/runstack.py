@@ -66,6 +66,38 @@ def write_workers() -> int:
     return os.cpu_count() or 1
 
 
+# The numeric options: (option, environment variable, least, greatest, the default when 0 or None). Given on the
+# command line or in the environment, they are checked before anything starts: a typo is a one-line error naming
+# both places, not a traceback.
+NUMBERS: tuple[tuple[str, str, int, int, Callable[[], int] | None], ...] = (
+    ("port", "ENGRAM_PORT", 0, 65535, None),
+    ("concurrency", "ENGRAM_WORKER_CONCURRENCY", 1, 64, None),
+    ("web_workers", "ENGRAM_WEB_WORKERS", 0, 256, web_workers),
+    ("web_threads", "ENGRAM_WEB_THREADS", 1, 256, None),
+    ("read_workers", "ENGRAM_READ_WORKERS", 0, 256, read_workers),
+    ("write_workers", "ENGRAM_WRITE_WORKERS", 0, 256, write_workers),
+    ("write_nice", "ENGRAM_WRITE_NICE", 0, 19, None),
+)
+
+
+def numbers(options: dict[str, Any]) -> dict[str, int]:
+    """The numeric options as numbers (a 0 that means "from the machine" resolved), or CommandError."""
+    checked: dict[str, int] = {}
+    for name, variable, least, greatest, default in NUMBERS:
+        given = options[name]
+        try:
+            value = int(str(given).strip())
+        except ValueError:
+            value = None
+        if value is None or not least <= value <= greatest:
+            flag = "--" + name.replace("_", "-")
+            raise CommandError(
+                f"{flag} (or {variable}) must be a whole number from {least} to {greatest}, not {str(given)!r}."
+            )
+        checked[name] = value or (default() if default is not None else value)
+    return checked
+
+
 def beat_pidfile() -> Path:
     """One beat per database: its pidfile is named after the database, so stacks on other databases of the same
     checkout (the tests', a benchmark's) each keep their own beat."""
@@ -113,14 +145,12 @@ class Command(BaseCommand):
         parser.add_argument("--concurrency", default=os.environ.get("ENGRAM_WORKER_CONCURRENCY", "2"))
         parser.add_argument(
             "--web-workers",
-            type=int,
-            default=int(os.environ.get("ENGRAM_WEB_WORKERS", "0")) or web_workers(),
-            help="gunicorn worker processes (default: web_workers(), from the number of cores)",
+            default=os.environ.get("ENGRAM_WEB_WORKERS", "0"),
+            help="gunicorn worker processes (default, or 0: web_workers(), from the number of cores)",
         )
         parser.add_argument(
             "--web-threads",
-            type=int,
-            default=int(os.environ.get("ENGRAM_WEB_THREADS", "1")),
+            default=os.environ.get("ENGRAM_WEB_THREADS", "1"),
             help="threads per gunicorn worker (above 1: the gthread worker class)",
         )
         parser.add_argument(
@@ -129,22 +159,18 @@ class Command(BaseCommand):
             default=os.environ.get("ENGRAM_WEB_POOLS", "split"),
             help="split: a read pool and a write pool behind config/front.py (default); single: one pool",
         )
-        parser.add_argument(
-            "--read-workers", type=int, default=int(os.environ.get("ENGRAM_READ_WORKERS", "0")) or read_workers()
-        )
-        parser.add_argument(
-            "--write-workers", type=int, default=int(os.environ.get("ENGRAM_WRITE_WORKERS", "0")) or write_workers()
-        )
+        parser.add_argument("--read-workers", default=os.environ.get("ENGRAM_READ_WORKERS", "0"))
+        parser.add_argument("--write-workers", default=os.environ.get("ENGRAM_WRITE_WORKERS", "0"))
         parser.add_argument(
             "--write-nice",
-            type=int,
-            default=int(os.environ.get("ENGRAM_WRITE_NICE", "10")),
+            default=os.environ.get("ENGRAM_WRITE_NICE", "10"),
             help="the write pool's niceness (0: the reads' priority)",
         )
         parser.add_argument("--no-seed", action="store_true", help="do not seed the demo tenant")
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
+            options |= numbers(options)
             self._refuse(options)
         except CommandError:
             self._stop_embedded(report=False)  # what starting this command's settings started
@@ -319,7 +345,7 @@ class Command(BaseCommand):
                 f"(pid {other_beat}) holds {beat_pidfile()}. One beat serves a database: stop that stack first "
                 "(Ctrl-C where it runs), or point DATABASE_URL at another database."
             )
-        refused = embedded.bind_refusal(options["host"], int(options["port"]))
+        refused = embedded.bind_refusal(options["host"], options["port"])
         if refused is not None:
             raise CommandError(
                 f"Cannot listen on {options['host']}:{options['port']} ({refused}): another `make run` may hold "
@@ -327,7 +353,7 @@ class Command(BaseCommand):
             )
 
     @staticmethod
-    def _pool_sockets(port: str) -> dict[str, Path]:
+    def _pool_sockets(port: int) -> dict[str, Path]:
         """The pools' unix sockets, one pair per port (several stacks may run from one checkout)."""
         run_dir = embedded.VAR_DIR / "run"
         run_dir.mkdir(parents=True, exist_ok=True)
