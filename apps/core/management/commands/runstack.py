@@ -31,6 +31,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
+from apps.core import embeddings
 from config import embedded
 
 # gunicorn's access log (-v 2) without the query string: GET /context's `query` is the user's message
@@ -178,6 +179,9 @@ class Command(BaseCommand):
         self.stdout.write("Migrating…")
         call_command("migrate", interactive=False, verbosity=0)
         call_command("collectstatic", interactive=False, verbosity=0)
+        if settings.ENGRAM.get("EMBEDDER") == "local" and settings.ENGRAM.get("EMBEDDING_GRAPH") != "package":
+            self.stdout.write("Preparing the embedder's graph…")  # once per machine, not once per process
+            embeddings.graph_file(settings.ENGRAM["EMBEDDING_GRAPH"])
         if not options["no_seed"]:
             self.stdout.write("Seeding the demo tenant…")
             call_command("seed_demo")
