@@ -1,5 +1,6 @@
-"""System checks run against the database (`manage.py check --database default`, and by `migrate`):
-is row-level security really in force for the role the app connects as (apps/core/tenancy.py)?"""
+"""System checks. Against the database (`manage.py check --database default`, and by `migrate`): is row-level
+security really in force for the role the app connects as (apps/core/tenancy.py)? On every command: does the
+embedder's configuration name a graph it has?"""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.apps import AppConfig
-from django.core.checks import CheckMessage, Tags, Warning, register
+from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.db import connections
 
 from apps.core.grants import app_role
@@ -61,3 +62,23 @@ def row_level_security_check(
     for alias in databases or []:
         problems.extend(row_level_security_problems(connections[alias]))
     return problems
+
+
+@register()
+def embedding_graph_check(app_configs: Sequence[AppConfig] | None, **_: Any) -> list[CheckMessage]:
+    """ENGRAM_EMBEDDING_GRAPH names a graph the local embedder has: a typo stops every command at start, not each
+    request at its first embedding."""
+    from django.conf import settings
+
+    from apps.core.embeddings import EMBEDDING_GRAPHS
+
+    graph = settings.ENGRAM.get("EMBEDDING_GRAPH", "package")
+    if settings.ENGRAM.get("EMBEDDER", "local") != "local" or graph in EMBEDDING_GRAPHS:
+        return []
+    return [
+        Error(
+            f"ENGRAM_EMBEDDING_GRAPH = {graph!r} is not a graph of the local embedder.",
+            hint=f"One of {', '.join(EMBEDDING_GRAPHS)} (docs/architecture.md, 'The embedder').",
+            id="engram.E020",
+        )
+    ]

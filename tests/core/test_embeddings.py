@@ -8,6 +8,8 @@ import pytest
 import redis
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+from django.core.management import call_command
+from django.core.management.base import SystemCheckError
 from django.test import override_settings
 
 from apps.core.embeddings import (
@@ -429,3 +431,7 @@ def test_a_derived_int8_graph_with_another_sha256_is_refused_and_derived_again_n
 def test_an_unknown_graph_is_a_configuration_error(fresh_embedder):
     with engram_settings(EMBEDDING_GRAPH="fp16"), pytest.raises(ImproperlyConfigured, match="'package', 'int8'"):
         get_embedder()
+    # and every manage.py command (runstack, migrate, check) stops on it at start, naming the variable
+    with engram_settings(EMBEDDING_GRAPH="fp16"), pytest.raises(SystemCheckError, match=r"engram\.E020.*'fp16'"):
+        call_command("check")
+    call_command("check")  # the default passes

@@ -181,7 +181,11 @@ class Command(BaseCommand):
         call_command("collectstatic", interactive=False, verbosity=0)
         if settings.ENGRAM.get("EMBEDDER") == "local" and settings.ENGRAM.get("EMBEDDING_GRAPH") != "package":
             self.stdout.write("Preparing the embedder's graph…")  # once per machine, not once per process
-            embeddings.graph_file(settings.ENGRAM["EMBEDDING_GRAPH"])
+            try:
+                embeddings.graph_file(settings.ENGRAM["EMBEDDING_GRAPH"])
+            except embeddings.EmbedderUnavailable as refused:  # a derived file unlike the pinned one: say why
+                self._stop_embedded(report=False)
+                raise CommandError(str(refused)) from refused
         if not options["no_seed"]:
             self.stdout.write("Seeding the demo tenant…")
             call_command("seed_demo")
