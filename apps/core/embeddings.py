@@ -168,7 +168,7 @@ def graph_file(graph: str) -> str:
         return model_path
     if graph != "int8":
         raise ImproperlyConfigured(f"ENGRAM_EMBEDDING_GRAPH = {graph!r}; expected one of {EMBEDDING_GRAPHS}.")
-    directory = Path(settings.ENGRAM.get("MODEL_DIR") or "var/models")
+    directory = Path(settings.ENGRAM["MODEL_DIR"])
     target = directory / f"{LOCAL_MODEL_NAME}-int8-{MODEL_SHA256[:12]}.onnx"
     if not target.exists():
         started = time.perf_counter()
@@ -177,14 +177,11 @@ def graph_file(graph: str) -> str:
             _derive_int8(model_path, Path(work))
             os.replace(Path(work) / "int8.onnx", target)
         logger.info("derived %s in %.2f s", target, time.perf_counter() - started)
-    digest = hashlib.sha256(target.read_bytes()).hexdigest()
-    if digest != INT8_SHA256:
+    try:
+        return _verified(str(target), INT8_SHA256)
+    except ModelFileMismatch:
         target.unlink(missing_ok=True)  # derived again next time: the versions may have been fixed meanwhile
-        raise ModelFileMismatch(
-            f"{LOCAL_MODEL_NAME} int8: {target} has sha256 {digest}, expected {INT8_SHA256} — onnx or onnxruntime "
-            "is not the pinned version (make install), or ENGRAM_EMBEDDING_GRAPH=package runs the package's file"
-        )
-    return str(target)
+        raise
 
 
 def _derive_int8(source: str, work: Path) -> None:
