@@ -128,6 +128,13 @@ EMBEDDING_GRAPHS = ("package", "int8")
 INT8_SHA256 = "9e80251537633bab7d98c9a4f07070371d83f1d28e6994a1f5d93c53de3c5454"
 
 
+def known_graph(graph: str) -> str:
+    """`graph` if the local embedder has it, else ImproperlyConfigured (checks.py also stops commands on it)."""
+    if graph not in EMBEDDING_GRAPHS:
+        raise ImproperlyConfigured(f"ENGRAM_EMBEDDING_GRAPH = {graph!r}; expected one of {EMBEDDING_GRAPHS}.")
+    return graph
+
+
 def graph_model_name(graph: str) -> str:
     """The model name vectors of `graph` are stored and cached under."""
     return LOCAL_MODEL_NAME if graph == "package" else f"{LOCAL_MODEL_NAME}+{graph}"
@@ -164,10 +171,8 @@ def graph_file(graph: str) -> str:
     time on a machine, under ENGRAM_MODEL_DIR, written to a temporary file and renamed into place (processes that
     start together may each derive it; the last rename wins, and the files are the same)."""
     model_path = _verified(_model_files()[0], MODEL_SHA256)  # the source of every graph, checked each load
-    if graph == "package":
+    if known_graph(graph) == "package":
         return model_path
-    if graph != "int8":
-        raise ImproperlyConfigured(f"ENGRAM_EMBEDDING_GRAPH = {graph!r}; expected one of {EMBEDDING_GRAPHS}.")
     directory = Path(settings.ENGRAM["MODEL_DIR"])
     target = directory / f"{LOCAL_MODEL_NAME}-int8-{MODEL_SHA256[:12]}.onnx"
     if not target.exists():
@@ -297,7 +302,8 @@ def cost_shares(batches: Sequence[list[int]], lengths: Sequence[int], callers: i
 
 
 class LocalOnnxEmbedder:
-    """all-MiniLM-L6-v2 as an int8 ONNX graph, in-process: mean pooling over the attention mask, then L2."""
+    """all-MiniLM-L6-v2 as an ONNX graph (EMBEDDING_GRAPHS), in-process: mean pooling over the attention mask,
+    then L2."""
 
     dimensions = 384
     max_length = 256  # tokens, as the sentence-transformers model card
@@ -305,9 +311,7 @@ class LocalOnnxEmbedder:
     def __init__(
         self, *, threads: int | None = None, batch_size: int = 8, callers: int | None = None, graph: str | None = None
     ) -> None:
-        self.graph = graph or str(settings.ENGRAM.get("EMBEDDING_GRAPH", "package"))
-        if self.graph not in EMBEDDING_GRAPHS:
-            raise ImproperlyConfigured(f"ENGRAM_EMBEDDING_GRAPH = {self.graph!r}; expected one of {EMBEDDING_GRAPHS}.")
+        self.graph = known_graph(graph or str(settings.ENGRAM.get("EMBEDDING_GRAPH", "package")))
         self.name = graph_model_name(self.graph)
         # 8 texts per run: the fastest on one thread (LoCoMo memory texts, ~45 tokens: 87/s against 78/s at 32).
         # The int8 graph runs one text at a time: its products quantize their whole input with one scale, so a
