@@ -135,6 +135,23 @@ def known_graph(graph: str) -> str:
     return graph
 
 
+# How much lower the same pair of texts scores on each graph than on the package graph, on which the memory
+# thresholds were set (duplicates 0.90 / 0.97, merge 0.92, correction 0.75, polarity flip 0.80, theme 0.55).
+# Over 136k pairs of nearest memories of the kept LoCoMo and BEAM stores, the int8 graph admits as many pairs at
+# t − 0.005 as the package graph at t, for every t from 0.50 to 0.97 (fitted on the tuning half, 0.0043–0.0057;
+# the other half 0.0046–0.0066). It is a shift of the whole scale, not of each pair: the two graphs still
+# disagree on ~10% of the pairs near 0.92, whatever the threshold (docs/benchmarks.md, "Session 51").
+GRAPH_COSINE_OFFSET: dict[str, float] = {"package": 0.0, "int8": -0.005}
+
+
+def cosine_threshold(threshold: float) -> float:
+    """`threshold`, a cosine set on the package graph, on the scale of the configured local graph
+    (GRAPH_COSINE_OFFSET); as given for another backend, whose scale nobody has measured here."""
+    if settings.ENGRAM.get("EMBEDDER", "local") != "local":
+        return threshold
+    return threshold + GRAPH_COSINE_OFFSET[known_graph(str(settings.ENGRAM.get("EMBEDDING_GRAPH", "package")))]
+
+
 def graph_model_name(graph: str) -> str:
     """The model name vectors of `graph` are stored and cached under."""
     return LOCAL_MODEL_NAME if graph == "package" else f"{LOCAL_MODEL_NAME}+{graph}"

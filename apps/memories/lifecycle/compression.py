@@ -17,6 +17,7 @@ from django.db import transaction
 from django.db.models import F, Min, Q
 
 from apps.contacts.models import Contact
+from apps.core.embeddings import cosine_threshold
 from apps.entities.models import Entity
 from apps.memories import scoring
 from apps.memories.lifecycle import summarise
@@ -70,11 +71,12 @@ def _themes(episodes: Sequence[Memory], entity_links: dict[Any, list[Entity]]) -
             themes.append(_Theme(episodes=members, centroid=vectors.mean(axis=0), entity=entities[entity_id]))
             used.update(episode.pk for episode in members)
     clusters: list[_Theme] = []
+    theme_similarity = cosine_threshold(THEME_SIMILARITY)
     for episode in episodes:
         if episode.pk in used:
             continue
         vector = np.asarray(episode.embedding, dtype=np.float32)
-        best, best_similarity = None, THEME_SIMILARITY
+        best, best_similarity = None, theme_similarity
         for cluster in clusters:
             centroid = cluster.centroid / (np.linalg.norm(cluster.centroid) or 1.0)
             similarity = float(centroid @ vector)

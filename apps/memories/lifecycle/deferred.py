@@ -21,6 +21,7 @@ from django.utils import timezone
 from apps.contacts.models import Contact
 from apps.conversations.models import Conversation, Message
 from apps.conversations.sessions import SEPARATOR, later_sessions_pattern
+from apps.core.embeddings import cosine_threshold
 from apps.core.vectors import vector_from_send
 from apps.entities.services import entity_upsert_many
 from apps.memories import scoring
@@ -175,7 +176,8 @@ def near_duplicates_merge(*, tenant: Tenant, contact: Contact | None, session_id
     """Merge memories of the same type and scope above the merge similarity (0.92): each memory of the
     scope — or only those that came from conversation `session_id` — with its nearest neighbour."""
     pairs = nearest_pairs(tenant=tenant, contact=contact, session_id=session_id)
-    pairs = [pair for pair in pairs if pair[2] > scoring.MERGE_SIMILARITY]
+    threshold = cosine_threshold(scoring.MERGE_SIMILARITY)
+    pairs = [pair for pair in pairs if pair[2] > threshold]
     if not pairs:
         return 0
     involved = Memory.objects.in_bulk({memory_id for pair in pairs for memory_id in pair[:2]})

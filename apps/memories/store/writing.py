@@ -23,7 +23,14 @@ from django.utils import timezone
 from apps.contacts.models import Contact
 from apps.conversations.models import Message
 from apps.conversations.selectors import messages_turns_before
-from apps.core.embeddings import cache_scope, content_hash, get_embedder, memory_text, vector_literal
+from apps.core.embeddings import (
+    cache_scope,
+    content_hash,
+    cosine_threshold,
+    get_embedder,
+    memory_text,
+    vector_literal,
+)
 from apps.core.rows import instances_insert
 from apps.core.vectors import vector_from_send
 from apps.entities.services import EntityLike, entity_upsert_many
@@ -655,7 +662,7 @@ def _duplicate_of(
     if match is None:
         return None
     memory_id, similarity, polarity = match
-    if similarity < scoring.duplicate_threshold(candidate.memory_type) or (
+    if similarity < cosine_threshold(scoring.duplicate_threshold(candidate.memory_type)) or (
         candidate.polarity and polarity and polarity != candidate.polarity
     ):
         return None
@@ -679,11 +686,11 @@ def _replaced_by(
     if match is None:
         return []
     memory_id, similarity, polarity = match
-    if candidate.is_correction and similarity >= CORRECTION_SIMILARITY:
+    if candidate.is_correction and similarity >= cosine_threshold(CORRECTION_SIMILARITY):
         memory = writer.get(memory_id)
         return [memory] if memory is not None and memory.content_hash != new_hash else []
     polarity_flipped = candidate.polarity != 0 and polarity != 0 and polarity != candidate.polarity
-    if polarity_flipped and similarity >= POLARITY_FLIP_SIMILARITY:
+    if polarity_flipped and similarity >= cosine_threshold(POLARITY_FLIP_SIMILARITY):
         memory = writer.get(memory_id)
         return [memory] if memory is not None else []
     return []
