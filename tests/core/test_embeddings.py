@@ -469,3 +469,37 @@ def test_either_graph_merges_a_pair_the_package_graph_puts_just_above_the_merge_
         ]
         assert near_duplicates_merge(tenant=tenant, contact=contact) == 1
     assert Memory.objects.filter(pk__in=[memory.pk for memory in pair], valid_to__isnull=False).count() == 1
+
+
+def test_the_int8_graph_is_checked_against_the_package_graph_on_this_cpu_when_it_loads(model_dir):
+    """On this CPU its vectors agree with the package graph's: it loads, and what it agrees to is measured."""
+    from apps.core import embeddings
+
+    runtime = LocalOnnxEmbedder(graph="int8").load()
+    package = LocalOnnxEmbedder(graph="package").load()
+    encodings = runtime.tokenizer.encode_batch(list(embeddings.AGREEMENT_TEXTS))
+    agreements = [
+        float(embeddings._run_encoded(runtime, [encoding])[0] @ embeddings._run_encoded(package, [encoding])[0])
+        for encoding in encodings
+    ]
+    assert embeddings.MIN_AGREEMENT <= min(agreements) < 0.9999
+
+
+@pytest.mark.django_db
+def test_an_int8_graph_whose_vectors_disagree_on_this_cpu_is_refused_with_a_clear_error(model_dir, monkeypatch, api):
+    """A CPU whose integer kernels give other vectors (stood for by an agreement no graph reaches): the embedder
+    refuses the graph, naming the variable and the way out, and the API answers 503 instead of storing vectors
+    unlike every other."""
+    from apps.core import embeddings
+
+    monkeypatch.setattr(embeddings, "MIN_AGREEMENT", 0.99999)
+    with pytest.raises(embeddings.GraphDisagrees, match=r"ENGRAM_EMBEDDING_GRAPH = 'int8': on this CPU .* cosine 0\.9"):
+        LocalOnnxEmbedder(graph="int8").embed_batch(["hello"])
+    assert "int8" not in {graph for _, graph in embeddings._onnx_runtimes}  # not kept: asked again next time
+    with engram_settings(EMBEDDING_GRAPH="int8"):
+        reset_embedder()
+        try:
+            search = api.post("/api/v1/memories/search", {"query": "a question never asked 51cd"}, format="json")
+            assert search.status_code == 503 and search.json()["error"]["code"] == "embedder_unavailable"
+        finally:
+            reset_embedder()

@@ -188,3 +188,20 @@ def test_zero_workers_means_the_machine_s_default():
         "write_workers": 3,
         "write_nice": 10,
     }
+
+
+def test_an_int8_graph_this_cpu_runs_unlike_the_package_graph_is_refused_before_anything_starts(
+    var_dir, tmp_path, monkeypatch
+):
+    """A CPU whose integer kernels give other vectors (stood for by an agreement no graph reaches): `make run`
+    says so in one line, naming the variable and the way out, before migrating or starting a process."""
+    from django.test import override_settings
+
+    from apps.core import embeddings
+
+    monkeypatch.setattr(embeddings, "_onnx_runtimes", {})
+    monkeypatch.setattr(embeddings, "MIN_AGREEMENT", 0.99999)
+    engram = {**settings.ENGRAM, "EMBEDDING_GRAPH": "int8", "MODEL_DIR": str(tmp_path / "models")}
+    with override_settings(ENGRAM=engram), pytest.raises(CommandError, match=r"use ENGRAM_EMBEDDING_GRAPH=package$"):
+        call_command("runstack", host="127.0.0.1", no_seed=True)
+    assert not list(var_dir.glob("celerybeat-*.pid"))  # nothing of the stack started

@@ -173,19 +173,13 @@ class Command(BaseCommand):
         try:
             options |= numbers(options)
             self._refuse(options)
+            self._prepare_graph()
         except CommandError:
             self._stop_embedded(report=False)  # what starting this command's settings started
             raise
         self.stdout.write("Migrating…")
         call_command("migrate", interactive=False, verbosity=0)
         call_command("collectstatic", interactive=False, verbosity=0)
-        if settings.ENGRAM.get("EMBEDDER") == "local" and settings.ENGRAM.get("EMBEDDING_GRAPH") != "package":
-            self.stdout.write("Preparing the embedder's graph…")  # once per machine, not once per process
-            try:
-                embeddings.graph_file(settings.ENGRAM["EMBEDDING_GRAPH"])
-            except embeddings.EmbedderUnavailable as refused:  # a derived file unlike the pinned one: say why
-                self._stop_embedded(report=False)
-                raise CommandError(str(refused)) from refused
         if not options["no_seed"]:
             self.stdout.write("Seeding the demo tenant…")
             call_command("seed_demo")
@@ -330,6 +324,18 @@ class Command(BaseCommand):
             self._shutdown(processes)
         if exited and not stopping:  # not asked to stop: a failure, whose output is above
             raise CommandError(f"{', '.join(exited)} exited on its own (its output is above); the stack stopped.")
+
+    def _prepare_graph(self) -> None:
+        """A graph other than the package's is derived once per machine (not once per process) and loaded once
+        here, its vectors on this CPU checked against the package graph's: a derived file unlike the pinned one,
+        or a CPU whose integer kernels give other vectors, is a one-line refusal before anything starts."""
+        if settings.ENGRAM.get("EMBEDDER") != "local" or settings.ENGRAM.get("EMBEDDING_GRAPH") == "package":
+            return
+        self.stdout.write("Preparing the embedder's graph…")
+        try:
+            embeddings.LocalOnnxEmbedder(graph=settings.ENGRAM["EMBEDDING_GRAPH"]).load()
+        except embeddings.EmbedderUnavailable as refused:
+            raise CommandError(str(refused)) from refused
 
     @staticmethod
     def _refuse(options: dict[str, Any]) -> None:
