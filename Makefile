@@ -59,7 +59,7 @@ format: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python manage.py migrate --verbosity 0
 	$(BIN)/python manage.py bench_retrieval --via-http --context stage,2000 --path ../shared/data/locomo10.json
-	$(BIN)/python manage.py bench_retrieval --via-http --dataset locomo --bursts --path ../shared/data/locomo10.json
+	$(BIN)/python manage.py bench_retrieval --via-http --dataset locomo --bursts --export --conversation-ids chat --path ../shared/data/locomo10.json
 	$(BIN)/python manage.py bench_load --writers 1 --readers 1 --seconds 60
 	$(BIN)/python manage.py bench_extraction
 	$(BIN)/python manage.py bench_mood

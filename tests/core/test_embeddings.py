@@ -186,7 +186,8 @@ def test_redis_down_still_computes():
 
 
 def test_get_embedder_is_a_cached_local_singleton(fresh_embedder):
-    embedder = get_embedder()
+    with engram_settings(EMBEDDING_GRAPH="package"):  # the default, whatever the environment says
+        embedder = get_embedder()
 
     assert isinstance(embedder, CachedEmbedder)
     assert isinstance(embedder.inner, LocalOnnxEmbedder)
@@ -441,7 +442,8 @@ def test_an_unknown_graph_is_a_configuration_error(fresh_embedder):
 def test_a_threshold_set_on_the_package_graph_is_read_on_the_configured_graph_s_scale():
     from apps.core.embeddings import cosine_threshold
 
-    assert cosine_threshold(0.92) == 0.92
+    with engram_settings(EMBEDDING_GRAPH="package"):
+        assert cosine_threshold(0.92) == 0.92
     with engram_settings(EMBEDDING_GRAPH="int8"):
         assert cosine_threshold(0.92) == pytest.approx(0.915)
         assert cosine_threshold(0.55) == pytest.approx(0.545)
