@@ -121,3 +121,18 @@ def test_a_chat_export_has_a_placeholder_message_after_each_shared_photo():
         ("D1:2", "Mel", "So pretty!", at),
     ]
     assert datasets.ranked_turns([["D1:1~media"], ["D1:1"]]) == ["D1:1~media", "D1:1"]  # not its turn
+
+
+@pytest.mark.django_db
+def test_two_runs_of_a_long_labelled_mode_get_tenants_of_their_own():
+    """`--bursts --export` names its tenant "locomo-export-bursts-session": cut at 50 characters, the slug lost
+    its time below the hour, and a second kept run within the hour was refused ("already exists")."""
+    from apps.memories.benchmarks.end_to_end import bench_tenant
+
+    label = "locomo-export-bursts-session"
+    first, _ = bench_tenant(label=label)
+    second, _ = bench_tenant(label=label)
+    assert first.slug != second.slug
+    assert first.slug.startswith(f"bench-http-{label}-20") and len(first.slug) == len(f"bench-http-{label}-") + 20
+    longest, _ = bench_tenant(label="x" * 200)  # the label is cut, never the time
+    assert len(longest.slug) == 100 and longest.slug[-21] == "-" and longest.slug[-20:].isdigit()

@@ -196,9 +196,16 @@ def ingest_items(conversation: datasets.Conversation) -> list[IngestItem]:
     ]
 
 
+SLUG_LENGTH, NAME_LENGTH = 100, 200  # Tenant.slug's, Tenant.name's
+
+
 def bench_tenant(*, label: str) -> tuple[Tenant, str]:
+    """A new tenant for one run, named by its label and the moment it starts (to the microsecond, which a long
+    label once cut off the slug: two runs of one mode in the same hour then collided)."""
     run = timezone.now().strftime("%Y%m%d%H%M%S%f")
-    tenant = tenant_create(name=f"bench http {label} {run}", slug=f"bench-http-{label}-{run}"[:50])
+    slug = f"bench-http-{label}"[: SLUG_LENGTH - len(run) - 1] + f"-{run}"
+    name = f"bench http {label}"[: NAME_LENGTH - len(run) - 1] + f" {run}"
+    tenant = tenant_create(name=name, slug=slug)
     return tenant, api_key_create(tenant=tenant, name="bench").plaintext
 
 
