@@ -277,9 +277,9 @@ def _load_onnx_runtime(threads: int, max_length: int, graph: str = "package") ->
         return runtime
 
 
-def _agreement_check(runtime: _OnnxRuntime, graph: str) -> None:
-    """Refuse `graph` (GraphDisagrees) when its vectors of AGREEMENT_TEXTS, one text per run as it embeds, lie
-    below MIN_AGREEMENT to the package graph's on this CPU."""
+def graph_agreement(runtime: _OnnxRuntime) -> float:
+    """The least cosine between `runtime`'s vectors of AGREEMENT_TEXTS, one text per run as it embeds, and the
+    package graph's on this CPU."""
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
@@ -289,9 +289,14 @@ def _agreement_check(runtime: _OnnxRuntime, graph: str) -> None:
         session=onnxruntime.InferenceSession(graph_file("package"), options, providers=["CPUExecutionProvider"]),
     )
     encodings = runtime.tokenizer.encode_batch(list(AGREEMENT_TEXTS))
-    agreement = min(
+    return min(
         float(_run_encoded(runtime, [encoding])[0] @ _run_encoded(package, [encoding])[0]) for encoding in encodings
     )
+
+
+def _agreement_check(runtime: _OnnxRuntime, graph: str) -> None:
+    """Refuse `graph` (GraphDisagrees) when its vectors lie below MIN_AGREEMENT to the package graph's."""
+    agreement = graph_agreement(runtime)
     if agreement < MIN_AGREEMENT:
         raise GraphDisagrees(
             f"ENGRAM_EMBEDDING_GRAPH = {graph!r}: on this CPU its vectors lie at cosine {agreement:.3f} to the "
