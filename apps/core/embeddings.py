@@ -145,12 +145,18 @@ def known_graph(graph: str) -> str:
 GRAPH_COSINE_OFFSET: dict[str, float] = {"package": 0.0, "int8": -0.005}
 
 
+def configured_graph() -> str | None:
+    """The local embedder's graph the settings name (checked: known_graph), or None when another backend embeds."""
+    if settings.ENGRAM.get("EMBEDDER", "local") != "local":
+        return None
+    return known_graph(str(settings.ENGRAM.get("EMBEDDING_GRAPH", "package")))
+
+
 def cosine_threshold(threshold: float) -> float:
     """`threshold`, a cosine set on the package graph, on the scale of the configured local graph
     (GRAPH_COSINE_OFFSET); as given for another backend, whose scale nobody has measured here."""
-    if settings.ENGRAM.get("EMBEDDER", "local") != "local":
-        return threshold
-    return threshold + GRAPH_COSINE_OFFSET[known_graph(str(settings.ENGRAM.get("EMBEDDING_GRAPH", "package")))]
+    graph = configured_graph()
+    return threshold if graph is None else threshold + GRAPH_COSINE_OFFSET[graph]
 
 
 def graph_model_name(graph: str) -> str:

@@ -329,11 +329,12 @@ class Command(BaseCommand):
         """A graph other than the package's is derived once per machine (not once per process) and loaded once
         here, its vectors on this CPU checked against the package graph's: a derived file unlike the pinned one,
         or a CPU whose integer kernels give other vectors, is a one-line refusal before anything starts."""
-        if settings.ENGRAM.get("EMBEDDER") != "local" or settings.ENGRAM.get("EMBEDDING_GRAPH") == "package":
+        graph = embeddings.configured_graph()
+        if graph in (None, "package"):
             return
         self.stdout.write("Preparing the embedder's graph…")
         try:
-            embeddings.LocalOnnxEmbedder(graph=settings.ENGRAM["EMBEDDING_GRAPH"]).load()
+            embeddings.LocalOnnxEmbedder(graph=graph).load()
         except embeddings.EmbedderUnavailable as refused:
             raise CommandError(str(refused)) from refused
 
