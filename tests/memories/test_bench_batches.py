@@ -136,3 +136,15 @@ def test_two_runs_of_a_long_labelled_mode_get_tenants_of_their_own():
     assert first.slug.startswith(f"bench-http-{label}-20") and len(first.slug) == len(f"bench-http-{label}-") + 20
     longest, _ = bench_tenant(label="x" * 200)  # the label is cut, never the time
     assert len(longest.slug) == 100 and longest.slug[-21] == "-" and longest.slug[-20:].isdigit()
+
+
+def test_a_kept_tenant_names_one_conversation_id_per_chat():
+    """Session 51 kept a BEAM store sent under one conversation id per chat whose name read like a store of
+    one id per session: the label now says so."""
+    from apps.memories.benchmarks.end_to_end import run_label
+
+    assert run_label(dataset="BEAM", stamping="session", conversation_ids="session") == "beam-session"
+    assert (
+        run_label(dataset="LoCoMo-export-bursts", stamping="session", conversation_ids="chat")
+        == "locomo-export-bursts-session-ids-per-chat"
+    )

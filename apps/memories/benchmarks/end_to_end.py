@@ -199,6 +199,13 @@ def ingest_items(conversation: datasets.Conversation) -> list[IngestItem]:
 SLUG_LENGTH, NAME_LENGTH = 100, 200  # Tenant.slug's, Tenant.name's
 
 
+def run_label(*, dataset: str, stamping: str, conversation_ids: str) -> str:
+    """What a kept tenant's name says of how its run sent the set: the dataset (with its sending mode, e.g.
+    "locomo-export-bursts"), the stamping and, when not one per session, the conversation ids."""
+    label = f"{dataset.lower()}-{stamping}"
+    return label if conversation_ids == "session" else f"{label}-ids-per-{conversation_ids}"
+
+
 def bench_tenant(*, label: str) -> tuple[Tenant, str]:
     """A new tenant for one run, named by its label and the moment it starts (to the microsecond, which a long
     label once cut off the slug: two runs of one mode in the same hour then collided)."""
@@ -324,7 +331,7 @@ def run_http(
     tenant afterwards unless `keep`. With `reuse` (a tenant a kept run filled), only ask, once ("reused").
     `contexts`: then ask every question as GET /context's query once per token budget given (None: the
     stage's own)."""
-    label = f"{dataset.name.lower()}-{stamping}"
+    label = run_label(dataset=dataset.name, stamping=stamping, conversation_ids=conversation_ids)
     if reuse is not None:
         tenant, key = reuse, api_key_create(tenant=reuse, name="bench reuse").plaintext
     else:
