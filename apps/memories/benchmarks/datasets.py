@@ -57,6 +57,7 @@ class Question:
     text: str
     category: str
     evidence: tuple[str, ...]  # turn ids of its conversation
+    answer: str = ""  # the set's reference answer, where it gives one (read only by `bench_misses`)
 
 
 @dataclass(frozen=True)

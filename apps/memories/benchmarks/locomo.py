@@ -127,6 +127,7 @@ def load(data: list[dict[str, Any]], *, stamping: str = "session") -> datasets.D
                     text=str(qa["question"]),
                     category=CATEGORIES[int(qa["category"])],
                     evidence=tuple(evidence_ids(qa.get("evidence", []))),
+                    answer=str(qa.get("answer", qa.get("adversarial_answer", ""))),
                 )
             )
     ids = {conversation.id for conversation in conversations}
