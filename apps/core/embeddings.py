@@ -177,7 +177,8 @@ class GraphDisagrees(EmbedderUnavailable):
 # pinned sha256 is not enough, since its integer products run on this CPU's kernels, and ONNX Runtime quantizes for
 # CPUs with VNNI instructions by default — without them (AVX2 alone) its products may saturate (quantize_dynamic's
 # `reduce_range` exists for those CPUs). On the benchmark machine (AVX-512 VNNI) the least cosine over 400 LoCoMo
-# turns is 0.985, over these texts 0.982–0.995 (docs/benchmarks.md, "Session 51").
+# turns is 0.985, over these texts 0.982–0.995 (docs/benchmarks.md, "Session 51"); on an AMD EPYC with AVX2 alone,
+# "ok" lies at 0.968 and the graph is refused ("Session 52").
 AGREEMENT_TEXTS = (
     "ok",
     "What did Caroline research?",

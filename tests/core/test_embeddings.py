@@ -383,7 +383,19 @@ def model_dir(tmp_path, monkeypatch):
         yield tmp_path / "models"
 
 
-def test_the_int8_graph_is_derived_once_and_embeds_as_the_package_s_graph_does(model_dir):
+@pytest.fixture
+def on_any_cpu(model_dir, monkeypatch):
+    """The int8 graph loaded whatever this CPU's integer kernels give: the tests that use this are about what holds
+    on every CPU (its derivation, its pinned file, one text per run, the thresholds' scale). Whether this CPU may
+    run it is the load check's, tested on its own below: an AVX2-only CPU refuses it ("ok" at 0.968, session 52)."""
+    from apps.core import embeddings
+
+    monkeypatch.setattr(embeddings, "MIN_AGREEMENT", 0.0)
+    return model_dir
+
+
+def test_the_int8_graph_is_derived_once_and_embeds_as_the_package_s_graph_does(on_any_cpu):
+    model_dir = on_any_cpu
     texts = ["What did Caroline research?", "I went to the LGBTQ support group yesterday; it was so powerful.", "ok"]
     int8, package = LocalOnnxEmbedder(graph="int8"), LocalOnnxEmbedder(graph="package")
     assert int8.name == "all-MiniLM-L6-v2+int8" and package.name == "all-MiniLM-L6-v2"  # stored vectors tell them apart
@@ -394,14 +406,16 @@ def test_the_int8_graph_is_derived_once_and_embeds_as_the_package_s_graph_does(m
     assert hashlib.sha256(derived.read_bytes()).hexdigest() == INT8_SHA256
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     agreement = (vectors * package.embed_batch(texts)).sum(axis=1)
-    assert agreement.min() > 0.97  # the same model, integer products: close to, not equal to, the float ones
+    # the same model, integer products: close to, not equal to, the float ones (least: "ok", 0.982 with VNNI
+    # instructions, 0.968 with AVX2 alone)
+    assert agreement.min() > 0.96
     assert agreement.max() < 0.99999
     # and it ranks as the model does: the paraphrase above the unrelated text
     query, close, far = int8.embed_batch(["my dog's name", "I have a dog named Bruno", "the invoice is overdue"])
     assert query @ close > query @ far + 0.2
 
 
-def test_the_int8_graph_gives_a_text_the_same_vector_alone_and_beside_others(model_dir):
+def test_the_int8_graph_gives_a_text_the_same_vector_alone_and_beside_others(on_any_cpu):
     """Its products quantize their whole input with one scale: in a batch, a text's vector would depend on the
     other texts and their padding. It embeds one text per run, so a cached vector is the text's own."""
     texts = ["ok", "I went to the LGBTQ support group yesterday; it was so powerful.", "What did Caroline research?"]
@@ -413,9 +427,10 @@ def test_the_int8_graph_gives_a_text_the_same_vector_alone_and_beside_others(mod
         np.testing.assert_array_equal(together[position + 3], together[position])
 
 
-def test_a_derived_int8_graph_with_another_sha256_is_refused_and_derived_again_next_time(model_dir):
+def test_a_derived_int8_graph_with_another_sha256_is_refused_and_derived_again_next_time(on_any_cpu):
     from apps.core import embeddings
 
+    model_dir = on_any_cpu
     LocalOnnxEmbedder(graph="int8").embed_batch(["hello"])
     (derived,) = model_dir.iterdir()
     data = bytearray(derived.read_bytes())
@@ -454,7 +469,7 @@ def test_a_threshold_set_on_the_package_graph_is_read_on_the_configured_graph_s_
 @pytest.mark.django_db
 @pytest.mark.parametrize("graph", ["package", "int8"])
 def test_either_graph_merges_a_pair_the_package_graph_puts_just_above_the_merge_threshold(
-    graph, model_dir, fresh_embedder, tenant
+    graph, on_any_cpu, fresh_embedder, tenant
 ):
     """The int8 graph scores the same pair ~0.005 lower: 0.924 on the package graph, 0.919 on the int8 graph for
     these two, which a merge threshold left at 0.92 kept apart on the int8 graph."""
@@ -473,12 +488,22 @@ def test_either_graph_merges_a_pair_the_package_graph_puts_just_above_the_merge_
     assert Memory.objects.filter(pk__in=[memory.pk for memory in pair], valid_to__isnull=False).count() == 1
 
 
-def test_the_int8_graph_is_checked_against_the_package_graph_on_this_cpu_when_it_loads(model_dir):
-    """On this CPU its vectors agree with the package graph's: it loads, and what it agrees to is measured."""
+def test_the_int8_graph_is_checked_against_the_package_graph_on_this_cpu_when_it_loads(model_dir, monkeypatch):
+    """What this CPU's integer kernels give decides: a CPU whose vectors agree with the package graph's loads it
+    (AVX-512 VNNI: 0.982 at least); one whose vectors do not is refused with the figure (AVX2 alone: 0.968)."""
     from apps.core import embeddings
 
-    runtime = LocalOnnxEmbedder(graph="int8").load()
-    assert embeddings.MIN_AGREEMENT <= embeddings.graph_agreement(runtime) < 0.9999
+    required = embeddings.MIN_AGREEMENT
+    with monkeypatch.context() as unchecked:
+        unchecked.setattr(embeddings, "MIN_AGREEMENT", 0.0)
+        agreement = embeddings.graph_agreement(LocalOnnxEmbedder(graph="int8").load())
+    assert 0.9 < agreement < 0.9999  # measured on this CPU: close to the float vectors, never equal to them
+    embeddings._onnx_runtimes.clear()
+    if agreement >= required:
+        assert embeddings.graph_agreement(LocalOnnxEmbedder(graph="int8").load()) == pytest.approx(agreement)
+    else:
+        with pytest.raises(embeddings.GraphDisagrees, match=rf"on this CPU its vectors lie at cosine {agreement:.3f}"):
+            LocalOnnxEmbedder(graph="int8").load()
 
 
 @pytest.mark.django_db
