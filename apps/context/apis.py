@@ -9,6 +9,7 @@ from rest_framework.response import Response
 
 from apps.context.selectors import contact_conversation, contact_with_state_and_profile
 from apps.context.services import brain_context_payload, context_payload
+from apps.core.exceptions import ApplicationError
 from apps.core.fields import StrictCharField
 from apps.tenants.api import TenantAPIView
 from apps.tenants.models import ApiKey
@@ -74,6 +75,14 @@ class BrainContextApi(TenantAPIView):
             if data["conversation_id"]
             else None
         )
+        if conversation is not None and conversation.contact_id is not None:
+            # the brain's context takes the brain's own conversations, as ingest keeps the two apart
+            raise ApplicationError(
+                f"Conversation '{data['conversation_id']}' belongs to a contact, not to the tenant's brain.",
+                code="conflict",
+                status_code=409,
+                details={"conversation_id": ["This conversation belongs to a contact."]},
+            )
         return Response(
             brain_context_payload(
                 tenant=self.tenant,

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.validators import RegexValidator
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
@@ -59,6 +61,13 @@ class MemoryListCreateApi(TenantAPIView):
             help_text="Only keyed records (POST with a key).",
         )
 
+        def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+            if attrs.get("contact_id") and attrs["scope"] == "tenant":
+                raise serializers.ValidationError(
+                    {"scope": ["scope=tenant lists the tenant's own memories: leave out contact_id, or use scope=all."]}
+                )
+            return attrs
+
         def validate_type(self, value: str) -> list[str]:
             types = [scoring.SEED_TYPE_MAP.get(item.strip(), item.strip()) for item in value.split(",") if item.strip()]
             unknown = sorted(set(types) - set(scoring.MEMORY_TYPES))
@@ -71,7 +80,9 @@ class MemoryListCreateApi(TenantAPIView):
         memory_type = serializers.ChoiceField(choices=scoring.ACCEPTED_MEMORY_TYPES)
         contact_id = StrictCharField(max_length=255, required=False, allow_null=True)
         importance = serializers.FloatField(min_value=0.0, max_value=1.0, required=False, allow_null=True)
-        is_pinned = serializers.BooleanField(required=False, default=False)
+        is_pinned = serializers.BooleanField(
+            required=False, help_text="Default false; a keyed re-send without it keeps the record's pin."
+        )
         key = StrictCharField(
             max_length=MAX_KEY_CHARS,
             required=False,
@@ -119,7 +130,7 @@ class MemoryListCreateApi(TenantAPIView):
                 memory_type=data["memory_type"],
                 metadata=data.get("metadata"),
                 importance=data.get("importance"),
-                is_pinned=data["is_pinned"],
+                is_pinned=data.get("is_pinned"),
                 actor=self.actor,
             )
             body = dict(MemoryOutputSerializer(memory_get(tenant=self.tenant, memory_id=put.memory.pk)).data)
@@ -131,7 +142,7 @@ class MemoryListCreateApi(TenantAPIView):
             memory_type=data["memory_type"],
             content=data["content"],
             importance=data.get("importance"),
-            is_pinned=data["is_pinned"],
+            is_pinned=data.get("is_pinned", False),
             metadata=data.get("metadata"),
             actor=self.actor,
         )

@@ -41,6 +41,21 @@ def test_list_is_paginated_and_searchable(api, tenant, other_tenant):
     assert [row["contact_id"] for row in found["results"]] == ["c-1"]
 
 
+@pytest.mark.parametrize("query", ["limit=abc", "limit=0", "limit=-3", "offset=x", "offset=-1", "limit=2.5"])
+def test_a_malformed_limit_or_offset_is_a_400_naming_it(api, tenant, query):
+    ContactFactory(tenant=tenant, external_id="c-1")
+    response = api.get(f"/api/v1/contacts?{query}")
+    assert response.status_code == 400
+    assert query.split("=")[0] in response.json()["error"]["details"]
+
+
+def test_a_limit_over_the_cap_is_cut_to_200_and_offset_pages(api, tenant):
+    for index in range(3):
+        ContactFactory(tenant=tenant, external_id=f"c-{index}")
+    assert len(api.get("/api/v1/contacts?limit=5000").json()["results"]) == 3
+    assert len(api.get("/api/v1/contacts?limit=2&offset=2").json()["results"]) == 1
+
+
 def test_duplicate_contact_id_is_409(api, tenant):
     ContactFactory(tenant=tenant, external_id="dup")
     response = api.post("/api/v1/contacts", {"contact_id": "dup"}, format="json")

@@ -57,8 +57,7 @@ def test_brain_context_overflow_filters_service_data_and_summarises_older_turns(
     ]
     with django_capture_on_commit_callbacks(execute=True):  # the session window is written on commit
         for index, text in enumerate(turns):
-            body = {
-                "contact_id": "owner",
+            body = {  # the tenant's own conversation with its AI: no contact
                 "conversation_id": "ops",
                 "message": text,
                 "role": "user",
@@ -90,3 +89,10 @@ def test_brain_context_bad_input_and_unknown_conversation(api, other_api):
     assert api.post("/api/v1/brain/context", {"query": "x", "service_data": "nope"}, format="json").status_code == 400
     missing = api.post("/api/v1/brain/context", {"query": "x", "conversation_id": "nope"}, format="json")
     assert missing.status_code == 404
+    api.post(
+        "/api/v1/ingest",
+        {"contact_id": "u-7", "conversation_id": "support-7", "message": "Hello there", "role": "user"},
+        format="json",
+    )
+    mixed = api.post("/api/v1/brain/context", {"query": "x", "conversation_id": "support-7"}, format="json")
+    assert mixed.status_code == 409 and "belongs to a contact" in mixed.json()["error"]["message"]

@@ -316,6 +316,8 @@ def test_memory_list_filters(api):
     )
     assert api.get("/api/v1/memories", {"type": "nonsense"}).status_code == 400
     assert api.get("/api/v1/memories/not-a-uuid").status_code == 404
+    both = api.get("/api/v1/memories", {"contact_id": "arjun", "scope": "tenant"})  # a contact's, or the tenant's?
+    assert both.status_code == 400 and "scope" in both.json()["error"]["details"]
 
 
 def test_working_memory_expires_with_the_session_window(api, tenant):

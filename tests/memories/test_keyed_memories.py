@@ -35,6 +35,18 @@ def test_a_key_is_an_upsert_in_its_scope(api, tenant):
     assert Memory.objects.filter(tenant=tenant, key="prefs/food").count() == 2
 
 
+def test_a_keyed_re_send_keeps_the_pin_and_importance_it_does_not_send(api, tenant):
+    created = put(api, "ops/rule", "Ship on Fridays", importance=0.9).json()
+    pinned = api.patch(f"/api/v1/memories/{created['id']}", {"is_pinned": True}, format="json")
+    assert pinned.status_code == 200 and pinned.json()["is_pinned"] is True  # an operator pinned it
+    again = put(api, "ops/rule", "Ship on Fridays and Mondays")  # the client's next put says nothing of either
+    assert (again.json()["action"], again.json()["is_pinned"], again.json()["importance"]) == ("updated", True, 0.9)
+    unpinned = put(api, "ops/rule", "Ship on Fridays and Mondays", is_pinned=False)
+    assert (unpinned.json()["action"], unpinned.json()["is_pinned"]) == ("updated", False)
+    fresh = put(api, "ops/other", "Invoices go out on the 1st").json()
+    assert fresh["is_pinned"] is False
+
+
 def test_keyed_records_are_never_duplicates_of_each_other_or_of_what_ingest_learns(api, tenant):
     ContactFactory(tenant=tenant, external_id="u1")
     first = put(api, "a", "Works at Infosys", contact_id="u1").json()

@@ -204,12 +204,13 @@ def memory_put(
     actor: str,
     metadata: dict[str, Any] | None = None,
     importance: float | None = None,
-    is_pinned: bool = False,
+    is_pinned: bool | None = None,
 ) -> MemoryChange:
     """Store a client's record under `key` in its scope (the contact's, or the tenant's without a contact): the
-    current memory with that key is edited in place (content re-embedded, metadata replaced; one `edited`
-    revision), else one is created. A keyed record is the client's: stored as given (no extraction), never
-    taken for a duplicate of another memory, never merged by consolidation, never superseded by a correction.
+    current memory with that key is edited in place (content re-embedded, metadata and type replaced,
+    importance and pin when given; one `edited` revision), else one is created (unpinned unless asked). A keyed
+    record is the client's: stored as given (no extraction), never taken for a duplicate of another memory,
+    never merged by consolidation, never superseded by a correction.
     Returns the change: `created`, `updated`, or `unchanged` (the same record again)."""
     if not key or len(key) > MAX_KEY_CHARS:
         raise ApplicationError(f"key must be 1 to {MAX_KEY_CHARS} characters.", details={"key": ["1-255 characters."]})
@@ -239,7 +240,7 @@ def memory_put(
                     importance=importance
                     if importance is not None
                     else scoring.type_defaults(memory_type, is_tenant_scope=contact is None)[0],
-                    is_pinned=is_pinned,
+                    is_pinned=bool(is_pinned),
                     metadata=record,
                 )
             ],
@@ -262,7 +263,7 @@ def memory_put(
     if importance is not None and importance != existing.importance:
         existing.importance = existing.base_importance = importance
         fields += ["importance", "base_importance"]
-    if is_pinned != existing.is_pinned:
+    if is_pinned is not None and is_pinned != existing.is_pinned:
         existing.is_pinned = is_pinned
         fields.append("is_pinned")
     if not fields:

@@ -167,7 +167,7 @@ def memory_add(
     memory_type: str,
     contact_id: str | None,
     importance: float | None,
-    is_pinned: bool,
+    is_pinned: bool | None,
     key: str | None = None,
     metadata: Mapping[str, Any] | None = None,
 ) -> Call[Memory]:

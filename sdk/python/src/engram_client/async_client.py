@@ -292,10 +292,11 @@ class Memories:
         metadata: Mapping[str, Any] | None = None,
         memory_type: str = "fact",
         importance: float | None = None,
-        is_pinned: bool = False,
+        is_pinned: bool | None = None,
     ) -> Memory:
         """Store a record under `key` in its scope (the contact's, or the brain's): created, or edited in place
-        when the key holds one. Stored as given: never merged with another memory. Safe to retry."""
+        when the key holds one (its importance and pin kept unless given). Stored as given: never merged with
+        another memory. Safe to retry."""
         return await self._client._send(
             ops.memory_add(
                 content,
