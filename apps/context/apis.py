@@ -7,9 +7,8 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.context.selectors import contact_conversation, contact_with_state_and_profile
+from apps.context.selectors import brain_conversation, contact_conversation, contact_with_state_and_profile
 from apps.context.services import brain_context_payload, context_payload
-from apps.core.exceptions import ApplicationError
 from apps.core.fields import StrictCharField
 from apps.tenants.api import TenantAPIView
 from apps.tenants.models import ApiKey
@@ -65,24 +64,14 @@ class BrainContextApi(TenantAPIView):
 
     @extend_schema(request=InputSerializer, responses={200: dict})
     def post(self, request: Request) -> Response:
-        from apps.conversations.selectors import conversation_get
-
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         conversation = (
-            conversation_get(tenant=self.tenant, external_id=data["conversation_id"])
+            brain_conversation(tenant=self.tenant, external_id=data["conversation_id"])
             if data["conversation_id"]
             else None
         )
-        if conversation is not None and conversation.contact_id is not None:
-            # the brain's context takes the brain's own conversations, as ingest keeps the two apart
-            raise ApplicationError(
-                f"Conversation '{data['conversation_id']}' belongs to a contact, not to the tenant's brain.",
-                code="conflict",
-                status_code=409,
-                details={"conversation_id": ["This conversation belongs to a contact."]},
-            )
         return Response(
             brain_context_payload(
                 tenant=self.tenant,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from apps.contacts.models import Contact, ContactState
 from apps.conversations.models import Conversation
-from apps.core.exceptions import NotFound
+from apps.core.exceptions import ApplicationError, NotFound
 from apps.core.rows import columns, fetch_row, instances
 from apps.memories.models import MemoryProfile
 from apps.tenants.models import Tenant
@@ -39,3 +39,19 @@ def contact_with_state_and_profile(*, tenant: Tenant, external_id: str) -> Conta
 def contact_conversation(*, tenant: Tenant, contact: Contact, external_id: str) -> Conversation | None:
     """The contact's conversation whose session window is already in the prompt; an unknown id is none."""
     return Conversation.objects.filter(tenant=tenant, contact=contact, external_id=external_id).first()
+
+
+def brain_conversation(*, tenant: Tenant, external_id: str) -> Conversation:
+    """One of the tenant's own conversations with its AI (ingested without a contact), for POST /brain/context:
+    an unknown id is a 404, a contact's conversation a 409 (ingest keeps the brain's and the contacts' apart)."""
+    conversation = Conversation.objects.filter(tenant=tenant, external_id=external_id).first()
+    if conversation is None:
+        raise NotFound(f"Conversation '{external_id}' not found.")
+    if conversation.contact_id is not None:
+        raise ApplicationError(
+            f"Conversation '{external_id}' belongs to a contact, not to the tenant's brain.",
+            code="conflict",
+            status_code=409,
+            details={"conversation_id": ["This conversation belongs to a contact."]},
+        )
+    return conversation
