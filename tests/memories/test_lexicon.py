@@ -98,6 +98,25 @@ def test_a_stale_lexicon_is_used_while_it_is_refreshed(tenant, contact, small_le
     assert get_redis().llen("celery") == 1
 
 
+def _age(key, seconds):
+    meta = json.loads(get_redis().hget(key, "__meta"))
+    meta["computed_at"] -= seconds
+    get_redis().hset(key, "__meta", json.dumps(meta))
+
+
+@pytest.mark.parametrize(("large_from", "queued"), [(50, 1), (20, 0)])
+def test_a_mid_sized_scopes_lexicon_is_refreshed_sooner_than_a_large_ones(
+    tenant, contact, small_lexicon_threshold, monkeypatch, large_from, queued
+):
+    monkeypatch.setattr(lexicon, "LARGE_SCOPE_FROM", large_from)
+    bulk(tenant, contact, corpus(30))
+    scope_lexicon_refresh(tenant_id=tenant.pk, contact_id=contact.pk)
+    _age(lexicon_key(tenant_id=tenant.pk, contact_id=contact.pk), lexicon.MID_SIZED_MAX_AGE_SECONDS + 1)
+    scope = Scope(tenant, contact, (), False)
+    assert scope_stats(scope, query_terms(scope, "tomato").lexemes).total == 30  # used meanwhile either way
+    assert get_redis().llen("celery") == queued  # 30 memories: mid-sized below 50, large from 20
+
+
 def test_keyword_candidates_skip_words_beyond_the_row_budget(tenant, contact, monkeypatch):
     bulk(tenant, contact, [f"weekly garden report {index}" for index in range(40)])
     (rare,) = bulk(tenant, contact, ["the harbour ferry was late"])

@@ -8,9 +8,12 @@ aggregate statement and kept in one Redis hash per scope:
                                                context_vector (only df ≥ 2: a missing lexeme counts 1),
                                                __meta → {total, average lengths, computed_at}
 
-A search reads the fields of its query's lexemes in one round trip. A lexicon older than
-`LEXICON_MAX_AGE_SECONDS` is still used while a worker recomputes it; a scope with no lexicon (or with fewer
-than `LEXICON_FROM` memories) is counted exactly in SQL, and a refresh is queued when the scope is large.
+A search reads the fields of its query's lexemes in one round trip. A stale lexicon (older than
+`LEXICON_MAX_AGE_SECONDS`, or `MID_SIZED_MAX_AGE_SECONDS` for a scope below `LARGE_SCOPE_FROM` memories, whose
+few new memories move its frequencies more) is still used while a worker recomputes it; a scope with no lexicon
+(or with fewer than `LEXICON_FROM` memories) is counted exactly in SQL, and a refresh is queued when the scope
+is large enough. Mid-sized scopes (a chat of a few hundred turns) have one too: counting them exactly cost
+2.6 ms of every search's SQL (docs/benchmarks.md, "Session 56"), and the lexicon ranks their questions alike.
 The lexicon is derived data: losing it costs one slower search, never a wrong result set.
 """
 
@@ -31,8 +34,10 @@ from apps.memories.dispatch import lexicon_refresh_queue
 
 logger = logging.getLogger(__name__)
 
-LEXICON_FROM = 1000  # smaller scopes are counted exactly at query time (cheap)
+LEXICON_FROM = 200  # smaller scopes are counted exactly at query time (about a millisecond)
 LEXICON_MAX_AGE_SECONDS = 600
+LARGE_SCOPE_FROM = 1000  # below it, a lexicon is refreshed sooner: a few new memories move its frequencies
+MID_SIZED_MAX_AGE_SECONDS = 60
 LEXICON_TTL_SECONDS = 24 * 3600  # an idle scope's lexicon disappears
 REFRESH_LOCK_SECONDS = 300
 META = "__meta"
@@ -92,7 +97,7 @@ def current_scope_sql(
 
 def scope_lexicon_get(*, tenant_id: Any, contact_id: Any | None, lexemes: list[str]) -> Lexicon | None:
     """The scope's lexicon restricted to `lexemes`, or None when there is none (or Redis is down).
-    Queues a refresh when it is older than LEXICON_MAX_AGE_SECONDS."""
+    Queues a refresh when it is older than `max_age` allows."""
     key = lexicon_key(tenant_id=tenant_id, contact_id=contact_id)
     fields = [META, *(f"s:{lexeme}" for lexeme in lexemes), *(f"c:{lexeme}" for lexeme in lexemes)]
     try:
@@ -103,7 +108,7 @@ def scope_lexicon_get(*, tenant_id: Any, contact_id: Any | None, lexemes: list[s
         return None
     meta = json.loads(values[0])
     counts = [int(value) if value else 1 for value in values[1:]]
-    if time.time() - float(meta["computed_at"]) > LEXICON_MAX_AGE_SECONDS:
+    if time.time() - float(meta["computed_at"]) > max_age(int(meta["total"])):
         scope_lexicon_refresh_queue(tenant_id=tenant_id, contact_id=contact_id)
     return Lexicon(
         total=int(meta["total"]),
@@ -113,6 +118,11 @@ def scope_lexicon_get(*, tenant_id: Any, contact_id: Any | None, lexemes: list[s
         context_df=dict(zip(lexemes, counts[len(lexemes) :], strict=True)),
         computed_at=float(meta["computed_at"]),
     )
+
+
+def max_age(total: int) -> int:
+    """How old a lexicon of `total` memories may be before a search queues its refresh (it is used meanwhile)."""
+    return LEXICON_MAX_AGE_SECONDS if total >= LARGE_SCOPE_FROM else MID_SIZED_MAX_AGE_SECONDS
 
 
 def scope_lexicon_refresh_queue(*, tenant_id: Any, contact_id: Any | None) -> bool:
