@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import random
 import uuid
@@ -13,6 +14,7 @@ from django.utils import timezone
 
 from apps.core.embeddings import get_embedder
 from apps.core.redis import get_redis
+from apps.memories.lifecycle.periodic import scope_consolidate
 from apps.memories.models import Memory
 from apps.memories.retrieval import candidates, lexicon
 from apps.memories.retrieval import query as retrieval_query
@@ -115,6 +117,23 @@ def test_a_mid_sized_scopes_lexicon_is_refreshed_sooner_than_a_large_ones(
     scope = Scope(tenant, contact, (), False)
     assert scope_stats(scope, query_terms(scope, "tomato").lexemes).total == 30  # used meanwhile either way
     assert get_redis().llen("celery") == queued  # 30 memories: mid-sized below 50, large from 20
+
+
+def test_a_consolidation_run_queues_the_refresh_of_its_scopes_lexicon(tenant, contact, small_lexicon_threshold):
+    """Consolidation merges, compresses and decays: the searches after it should not count what it changed until
+    the lexicon ages out. A scope without a lexicon is counted exactly: nothing to refresh."""
+    other = ContactFactory(tenant=tenant, external_id="noor")
+    bulk(tenant, contact, corpus(30))
+    bulk(tenant, other, corpus(5))
+    scope_lexicon_refresh(tenant_id=tenant.pk, contact_id=contact.pk)
+    redis = get_redis()
+    scope_consolidate(tenant=tenant, contact=other)
+    assert redis.llen("celery") == 0
+    scope_consolidate(tenant=tenant, contact=contact)
+    queued = [json.loads(item) for item in redis.lrange("celery", 0, -1)]
+    assert [item["headers"]["task"] for item in queued] == ["apps.memories.tasks.lexicon_refresh_task"]
+    _, kwargs, _ = json.loads(base64.b64decode(queued[0]["body"]))
+    assert kwargs == {"tenant_id": str(tenant.pk), "contact_id": str(contact.pk)}
 
 
 def test_keyword_candidates_skip_words_beyond_the_row_budget(tenant, contact, monkeypatch):

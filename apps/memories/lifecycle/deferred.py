@@ -30,6 +30,7 @@ from apps.memories.ingest.services import event_extract, events_state_update, is
 from apps.memories.lifecycle import burst_rules, nearest
 from apps.memories.lifecycle.runs import run_logged
 from apps.memories.models import ConsolidationRun, ContextEvent, Memory, MemoryEntity, MemoryRevision
+from apps.memories.retrieval.lexicon import scope_lexicon_rewritten
 from apps.memories.store.merging import burst_join, memory_merge
 from apps.memories.store.revisions import SYSTEM, memory_snapshot, revision_record
 from apps.memories.store.writing import turn_line
@@ -432,4 +433,5 @@ def _conversation_consolidate(conversation: Conversation) -> dict[str, int]:
         )
         stats["entity_links"] = conversation_entities_link(conversation=conversation)
         stats["outcome_boosted"] = outcomes_boost(conversation=conversation)
+    scope_lexicon_rewritten(tenant_id=conversation.tenant_id, contact_id=conversation.contact_id)
     return stats

@@ -29,6 +29,7 @@ from apps.memories.lifecycle.intelligence import contact_patterns_detect
 from apps.memories.lifecycle.periodic_steps import memories_purge, periodic_scope_consolidate
 from apps.memories.lifecycle.runs import run_logged
 from apps.memories.models import ConsolidationRun, Memory
+from apps.memories.retrieval.lexicon import scope_lexicon_rewritten
 from apps.tenants.models import Tenant
 
 
@@ -78,6 +79,7 @@ def scope_consolidate(*, tenant: Tenant, contact: Contact | None, now: datetime 
             else:  # the brain's run: trends across the tenant's contacts become brain memories
                 totals.update(tenant_insights_detect(tenant=tenant, now=now))
             stats.update(totals)
+        scope_lexicon_rewritten(tenant_id=tenant.pk, contact_id=contact.pk if contact is not None else None)
     return dict(totals)
 
 

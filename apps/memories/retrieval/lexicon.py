@@ -138,6 +138,18 @@ def scope_lexicon_refresh_queue(*, tenant_id: Any, contact_id: Any | None) -> bo
     return True
 
 
+def scope_lexicon_rewritten(*, tenant_id: Any, contact_id: Any | None) -> bool:
+    """A consolidation run rewrote the scope (merged, extracted, compressed, decayed): queue the refresh of its
+    lexicon, when it has one, rather than let searches count what the run changed until the lexicon ages out.
+    False when the scope has none (it is counted exactly) or a refresh is already queued."""
+    try:
+        if not get_redis().exists(lexicon_key(tenant_id=tenant_id, contact_id=contact_id)):
+            return False
+    except RedisError:
+        return False
+    return scope_lexicon_refresh_queue(tenant_id=tenant_id, contact_id=contact_id)
+
+
 def scope_lexicon_refresh(*, tenant_id: Any, contact_id: Any | None) -> int:
     """Recompute a scope's lexicon (one aggregate statement) and swap it in atomically.
     Returns the number of memories in the scope; a scope below LEXICON_FROM gets no lexicon."""
