@@ -12,8 +12,9 @@ A search reads the fields of its query's lexemes in one round trip. A stale lexi
 `LEXICON_MAX_AGE_SECONDS`, or `MID_SIZED_MAX_AGE_SECONDS` for a scope below `LARGE_SCOPE_FROM` memories, whose
 few new memories move its frequencies more) is still used while a worker recomputes it; a scope with no lexicon
 (or with fewer than `LEXICON_FROM` memories) is counted exactly in SQL, and a refresh is queued when the scope
-is large enough. Mid-sized scopes (a chat of a few hundred turns) have one too: counting them exactly cost
-2.6 ms of every search's SQL (docs/benchmarks.md, "Session 56"), and the lexicon ranks their questions alike.
+is large enough; a consolidation run of a scope queues its refresh too (`scope_lexicon_rewritten`). Mid-sized
+scopes (a chat of a few hundred turns) have one too: counting them exactly cost 2.6 ms of every search's SQL
+(docs/benchmarks.md, "Session 56"), and the lexicon ranks their questions alike.
 The lexicon is derived data: losing it costs one slower search, never a wrong result set.
 """
 
