@@ -12,8 +12,10 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from apps.conversations.models import Conversation
 from apps.core.embeddings import get_embedder
 from apps.core.redis import get_redis
+from apps.memories.lifecycle.deferred import conversation_consolidate
 from apps.memories.lifecycle.periodic import scope_consolidate
 from apps.memories.models import Memory
 from apps.memories.retrieval import candidates, lexicon
@@ -119,7 +121,19 @@ def test_a_mid_sized_scopes_lexicon_is_refreshed_sooner_than_a_large_ones(
     assert get_redis().llen("celery") == queued  # 30 memories: mid-sized below 50, large from 20
 
 
-def test_a_consolidation_run_queues_the_refresh_of_its_scopes_lexicon(tenant, contact, small_lexicon_threshold):
+def _consolidate(kind, tenant, contact):
+    if kind == "periodic":
+        scope_consolidate(tenant=tenant, contact=contact)
+        return
+    now = timezone.now()
+    conversation = Conversation.objects.create(
+        tenant=tenant, contact=contact, external_id=f"c-{contact.external_id}", started_at=now, last_message_at=now
+    )
+    conversation_consolidate(conversation_id=str(conversation.pk))
+
+
+@pytest.mark.parametrize("kind", ["periodic", "deferred"])
+def test_a_consolidation_run_queues_the_refresh_of_its_scopes_lexicon(tenant, contact, small_lexicon_threshold, kind):
     """Consolidation merges, compresses and decays: the searches after it should not count what it changed until
     the lexicon ages out. A scope without a lexicon is counted exactly: nothing to refresh."""
     other = ContactFactory(tenant=tenant, external_id="noor")
@@ -127,9 +141,9 @@ def test_a_consolidation_run_queues_the_refresh_of_its_scopes_lexicon(tenant, co
     bulk(tenant, other, corpus(5))
     scope_lexicon_refresh(tenant_id=tenant.pk, contact_id=contact.pk)
     redis = get_redis()
-    scope_consolidate(tenant=tenant, contact=other)
+    _consolidate(kind, tenant, other)
     assert redis.llen("celery") == 0
-    scope_consolidate(tenant=tenant, contact=contact)
+    _consolidate(kind, tenant, contact)
     queued = [json.loads(item) for item in redis.lrange("celery", 0, -1)]
     assert [item["headers"]["task"] for item in queued] == ["apps.memories.tasks.lexicon_refresh_task"]
     _, kwargs, _ = json.loads(base64.b64decode(queued[0]["body"]))
