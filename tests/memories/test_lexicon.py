@@ -88,24 +88,22 @@ def test_a_small_scope_is_counted_exactly_and_gets_no_lexicon(tenant, contact):
     assert not get_redis().exists(lexicon_key(tenant_id=tenant.pk, contact_id=contact.pk))
 
 
+def _age(key, seconds):
+    """Make the lexicon at `key` look `seconds` older."""
+    meta = json.loads(get_redis().hget(key, "__meta"))
+    meta["computed_at"] -= seconds
+    get_redis().hset(key, "__meta", json.dumps(meta))
+
+
 def test_a_stale_lexicon_is_used_while_it_is_refreshed(tenant, contact, small_lexicon_threshold):
     bulk(tenant, contact, corpus(30))
     scope_lexicon_refresh(tenant_id=tenant.pk, contact_id=contact.pk)
-    key = lexicon_key(tenant_id=tenant.pk, contact_id=contact.pk)
-    meta = json.loads(get_redis().hget(key, "__meta"))
-    meta["computed_at"] -= lexicon.LEXICON_MAX_AGE_SECONDS + 1
-    get_redis().hset(key, "__meta", json.dumps(meta))
+    _age(lexicon_key(tenant_id=tenant.pk, contact_id=contact.pk), lexicon.LEXICON_MAX_AGE_SECONDS + 1)
     bulk(tenant, contact, corpus(5))  # written since: the stale lexicon still says 30
     scope = Scope(tenant, contact, (), False)
     stats = scope_stats(scope, query_terms(scope, "tomato").lexemes)
     assert stats.total == 30
     assert get_redis().llen("celery") == 1
-
-
-def _age(key, seconds):
-    meta = json.loads(get_redis().hget(key, "__meta"))
-    meta["computed_at"] -= seconds
-    get_redis().hset(key, "__meta", json.dumps(meta))
 
 
 @pytest.mark.parametrize(("large_from", "queued"), [(50, 1), (20, 0)])
