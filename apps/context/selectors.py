@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from apps.contacts.models import Contact, ContactState
 from apps.conversations.models import Conversation
+from apps.conversations.selectors import conversation_get
 from apps.core.exceptions import ApplicationError, NotFound
 from apps.core.rows import columns, fetch_row, instances
 from apps.memories.models import MemoryProfile
@@ -44,9 +45,7 @@ def contact_conversation(*, tenant: Tenant, contact: Contact, external_id: str) 
 def brain_conversation(*, tenant: Tenant, external_id: str) -> Conversation:
     """One of the tenant's own conversations with its AI (ingested without a contact), for POST /brain/context:
     an unknown id is a 404, a contact's conversation a 409 (ingest keeps the brain's and the contacts' apart)."""
-    conversation = Conversation.objects.filter(tenant=tenant, external_id=external_id).first()
-    if conversation is None:
-        raise NotFound(f"Conversation '{external_id}' not found.")
+    conversation = conversation_get(tenant=tenant, external_id=external_id)
     if conversation.contact_id is not None:
         raise ApplicationError(
             f"Conversation '{external_id}' belongs to a contact, not to the tenant's brain.",
