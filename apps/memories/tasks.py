@@ -18,7 +18,7 @@ from apps.memories.lifecycle import deferred, periodic, processor, session_flush
 from apps.memories.lifecycle.scheduling import lost_consolidations_requeue
 from apps.memories.retrieval.access import access_flush
 from apps.memories.retrieval.lexicon import scope_lexicon_refresh
-from apps.memories.store.vector_indexes import tenant_vector_indexes_sync
+from apps.memories.store.vector_indexes import vector_indexes_sync
 from apps.memories.store.writing import memories_context_embed
 from apps.tenants.models import Tenant
 
@@ -136,9 +136,9 @@ def tenant_purge_task(*, tenant_id: str, now: str | None = None) -> int:
     soft_time_limit=2 * 3600 - 60,
 )
 def vector_indexes_sync_task() -> dict[str, int]:
-    """The large tenants' own vector indexes: drop the stale, build at most one (the largest missing) per run;
-    what it did is the worker's log line (the builds left wait for the next runs)."""
-    report = tenant_vector_indexes_sync(limit=1)
+    """The large tenants' and contacts' own vector indexes: drop the stale, build at most one (a tenant's first,
+    the largest missing) per run; what it did is the worker's log line (the builds left wait for the next runs)."""
+    report = vector_indexes_sync(limit=1)
     return {"built": len(report.built), "dropped": len(report.dropped), "kept": report.kept, "waiting": report.waiting}
 
 

@@ -284,6 +284,11 @@ ENGRAM = {
     "VECTOR_TENANT_INDEX_FROM": env.int("ENGRAM_VECTOR_TENANT_INDEX_FROM", default=20_000),
     # at most this many (the largest) have one: each partial index adds ~0.02 ms to planning a statement on the table
     "VECTOR_TENANT_INDEXES_MAX": env.int("ENGRAM_VECTOR_TENANT_INDEXES_MAX", default=50),
+    # memories from which a contact gets an HNSW index of its own (0: none), while the rest of the table holds at
+    # least as many: a heavy user's searches walk a graph of its rows (apps/memories/store/vector_indexes.py) ...
+    "VECTOR_CONTACT_INDEX_FROM": env.int("ENGRAM_VECTOR_CONTACT_INDEX_FROM", default=10_000),
+    # ... for the largest this many at most (each partial index is one more the planner weighs)
+    "VECTOR_CONTACT_INDEXES_MAX": env.int("ENGRAM_VECTOR_CONTACT_INDEXES_MAX", default=20),
     # heavy requests (batch ingest, document upload, brain context) of one tenant in flight at once (0: no cap);
     # one more is a 429 with Retry-After (apps/tenants/concurrency.py)
     "HEAVY_REQUESTS_PER_TENANT": env.int("ENGRAM_HEAVY_REQUESTS_PER_TENANT", default=2),

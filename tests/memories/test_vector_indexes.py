@@ -1,6 +1,7 @@
-"""A large tenant's own vector index (apps/memories/store/vector_indexes.py): built for a tenant past the threshold
-while the others hold at least as many, read by its large scopes' candidate statements (the planner proves the
-partial index's predicate from the scope's tenant), dropped when the tenant is gone; and what a sync plans."""
+"""A large tenant's or contact's own vector index (apps/memories/store/vector_indexes.py): built for an owner past
+its threshold while the rest of the table holds at least as many, read by its large scopes' candidate statements
+(the planner proves the partial index's predicate from the scope's tenant or contact), dropped when the owner is
+gone; and what a sync plans."""
 
 from __future__ import annotations
 
@@ -14,15 +15,18 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
+from apps.contacts.services import contact_delete
 from apps.core.tenancy import tenant_scope
 from apps.memories.retrieval.search import memory_search
 from apps.memories.store import vector_indexes
 from apps.memories.store.vector_indexes import (
-    TenantVectorIndex,
+    CONTACT,
+    OwnVectorIndex,
     index_name,
+    own_vector_indexes,
     tenant_vector_indexes,
-    tenant_vector_indexes_sync,
     vector_index_plan,
+    vector_indexes_sync,
 )
 from apps.tenants.services import tenant_delete
 from tests.factories import ContactFactory, MemoryFactory, TenantFactory
@@ -30,8 +34,8 @@ from tests.factories import ContactFactory, MemoryFactory, TenantFactory
 A, B, C, D, E = (uuid.UUID(int=number) for number in (1, 2, 3, 4, 5))
 
 
-def _index(tenant_id: uuid.UUID, *, valid: bool = True) -> TenantVectorIndex:
-    return TenantVectorIndex(tenant_id=tenant_id, name=index_name(tenant_id), valid=valid, size_bytes=0)
+def _index(tenant_id: uuid.UUID, *, valid: bool = True) -> OwnVectorIndex:
+    return OwnVectorIndex(owner_id=tenant_id, name=index_name(tenant_id), valid=valid, size_bytes=0)
 
 
 def test_a_tenant_past_the_threshold_beside_larger_others_gets_one_the_largest_first():
@@ -53,15 +57,15 @@ def test_only_the_largest_have_one_and_a_larger_newcomer_takes_the_place_of_the_
     plan = vector_index_plan(counts={A: 300, B: 400, C: 500, E: 10_000}, existing=[_index(A)], minimum=300, most=2)
     # B and C are the two largest that qualify (E is most of the table): A's index goes
     assert plan.build == [(C, 500), (B, 400)]
-    assert [index.tenant_id for index in plan.drop] == [A] and plan.keep == []
+    assert [index.owner_id for index in plan.drop] == [A] and plan.keep == []
     assert vector_index_plan(counts={A: 300, B: 400}, existing=[], minimum=300, most=0).build == []
 
 
 def test_an_index_is_kept_down_to_half_the_threshold_and_dropped_below_or_when_its_tenant_is_gone():
     existing = [_index(A), _index(B), _index(C)]
     plan = vector_index_plan(counts={A: 150, B: 149, D: 300, E: 5000}, existing=existing, minimum=300, most=50)
-    assert [index.tenant_id for index in plan.keep] == [A]  # shrank, but not below half: no rebuild back and forth
-    assert sorted(index.tenant_id for index in plan.drop) == [B, C]  # B below half; C's tenant is gone
+    assert [index.owner_id for index in plan.keep] == [A]  # shrank, but not below half: no rebuild back and forth
+    assert sorted(index.owner_id for index in plan.drop) == [B, C]  # B below half; C's tenant is gone
     assert plan.build == [(D, 300)]  # E is most of the table
 
 
@@ -73,7 +77,15 @@ def test_an_unfinished_build_is_dropped_and_built_again():
 
 def test_threshold_zero_drops_them_all_and_builds_none():
     plan = vector_index_plan(counts={A: 400, B: 900}, existing=[_index(A)], minimum=0, most=50)
-    assert plan.build == [] and [index.tenant_id for index in plan.drop] == [A] and plan.keep == []
+    assert plan.build == [] and [index.owner_id for index in plan.drop] == [A] and plan.keep == []
+
+
+def test_a_contact_is_weighed_against_the_whole_table_not_its_listed_peers():
+    # the contacts listed are only those near the threshold: the rest of the table is `total`
+    plan = vector_index_plan(counts={A: 12_000, B: 30_000}, existing=[], minimum=10_000, most=20, total=100_000)
+    assert plan.build == [(B, 30_000), (A, 12_000)]
+    plan = vector_index_plan(counts={A: 12_000, B: 30_000}, existing=[], minimum=10_000, most=20, total=50_000)
+    assert plan.build == [(A, 12_000)]  # B is most of the table: the shared graph is nearly its own
 
 
 def test_the_index_is_built_as_the_shared_one_over_the_tenants_rows_only():
@@ -85,6 +97,11 @@ def test_the_index_is_built_as_the_shared_one_over_the_tenants_rows_only():
     )
     with pytest.raises(ValueError):  # only a UUID is ever written into the statement
         vector_indexes.create_index_sql("x'; DROP TABLE memories_memory; --")
+    assert vector_indexes.create_index_sql(B, CONTACT) == (
+        f'CREATE INDEX CONCURRENTLY IF NOT EXISTS "memory_hnsw_contact_{B.hex}" ON memories_memory '
+        "USING hnsw (embedding halfvec_cosine_ops) WITH (m = 16, ef_construction = 64) "
+        f"WHERE contact_id = '{B}'::uuid"
+    )
 
 
 def _unit_vectors(count: int, seed: int) -> list[list[float]]:
@@ -109,8 +126,8 @@ def two_tenants(settings) -> Iterator[tuple[Any, Any]]:  # type: ignore[no-untyp
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE memories_memory")
     yield contacts[0], contacts[1]
-    settings.ENGRAM = {**settings.ENGRAM, "VECTOR_TENANT_INDEX_FROM": 0}
-    tenant_vector_indexes_sync()  # the test database keeps no index of a tenant the flush removes
+    settings.ENGRAM = {**settings.ENGRAM, "VECTOR_TENANT_INDEX_FROM": 0, "VECTOR_CONTACT_INDEX_FROM": 0}
+    vector_indexes_sync()  # the test database keeps no index of a tenant the flush removes
 
 
 def _vector_index_read(contact: Any) -> list[str]:
@@ -154,18 +171,45 @@ def test_a_sync_builds_the_index_the_tenants_large_scope_then_reads_and_drops_it
     small, large = two_tenants
     assert _vector_index_read(small) == ["memory_embedding_hnsw"]  # before: the graph of every tenant's rows
 
-    report = tenant_vector_indexes_sync()
+    report = vector_indexes_sync()
     # the smaller tenant only: the larger is two thirds of the table, a graph of its own would be nearly the shared
-    assert [(tenant, count) for tenant, count, _ in report.built] == [(small.tenant_id, 2000)]
-    assert [(index.tenant_id, index.valid) for index in tenant_vector_indexes()] == [(small.tenant_id, True)]
+    assert [(owner.kind, tenant, count) for owner, tenant, count, _ in report.built] == [
+        ("tenant", small.tenant_id, 2000)
+    ]
+    assert [(index.owner_id, index.valid) for index in tenant_vector_indexes()] == [(small.tenant_id, True)]
     assert _vector_index_read(small) == [index_name(small.tenant_id)]
     assert _vector_index_read(large) == ["memory_embedding_hnsw"]
-    again = tenant_vector_indexes_sync()
+    again = vector_indexes_sync()
     assert (again.built, again.dropped, again.kept) == ([], [], 1)
 
     tenant_delete(tenant=small.tenant)
-    gone = tenant_vector_indexes_sync()
-    assert gone.dropped == [small.tenant_id] and tenant_vector_indexes() == []
+    gone = vector_indexes_sync()
+    assert [(owner.kind, tenant) for owner, tenant in gone.dropped] == [("tenant", small.tenant_id)]
+    assert tenant_vector_indexes() == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_contact_past_its_threshold_gets_an_index_its_searches_read_and_it_goes_with_the_contact(
+    two_tenants, settings
+):
+    small, large = two_tenants
+    settings.ENGRAM = {**settings.ENGRAM, "VECTOR_TENANT_INDEX_FROM": 0, "VECTOR_CONTACT_INDEX_FROM": 1000}
+    assert _vector_index_read(small) == ["memory_embedding_hnsw"]
+
+    report = vector_indexes_sync()
+    # the smaller contact only: the larger holds two thirds of the table
+    assert [(owner.kind, owner_id, count) for owner, owner_id, count, _ in report.built] == [
+        ("contact", small.pk, 2000)
+    ]
+    assert [(index.owner_id, index.valid) for index in own_vector_indexes(CONTACT)] == [(small.pk, True)]
+    assert _vector_index_read(small) == [index_name(small.pk, CONTACT)]
+    assert _vector_index_read(large) == ["memory_embedding_hnsw"]
+    assert tenant_vector_indexes() == []  # the tenants' are off
+
+    contact_delete(contact=small, actor="test")
+    gone = vector_indexes_sync()
+    assert [(owner.kind, owner_id) for owner, owner_id in gone.dropped] == [("contact", small.pk)]
+    assert own_vector_indexes(CONTACT) == []
 
 
 @pytest.mark.django_db(transaction=True)
@@ -174,13 +218,13 @@ def test_a_sync_that_finds_another_running_does_nothing(two_tenants):
     try:
         with other.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_lock(%s)", [vector_indexes.LOCK_ID])
-        report = tenant_vector_indexes_sync()
+        report = vector_indexes_sync()
         assert report.busy and report.built == [] and tenant_vector_indexes() == []
         with other.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_unlock(%s)", [vector_indexes.LOCK_ID])
     finally:
         other.close()
-    assert len(tenant_vector_indexes_sync().built) == 1  # released: the next run builds
+    assert len(vector_indexes_sync().built) == 1  # released: the next run builds
 
 
 @pytest.mark.django_db(transaction=True)
@@ -199,3 +243,20 @@ def test_the_command_lists_what_a_sync_would_do_and_does_it(two_tenants):
     call_command("vector_indexes", stdout=listed)
     assert f"{index_name(small.tenant_id)}: {small.tenant.slug}, 2,000 memories" in listed.getvalue()
     assert "valid" in listed.getvalue() and "to build" not in listed.getvalue()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_command_lists_a_contacts_index_by_its_tenant_and_external_id(two_tenants, settings):
+    small, _ = two_tenants
+    settings.ENGRAM = {**settings.ENGRAM, "VECTOR_TENANT_INDEX_FROM": 0, "VECTOR_CONTACT_INDEX_FROM": 1000}
+    out = io.StringIO()
+    call_command("vector_indexes", stdout=out)
+    assert "Tenants' own vector indexes are off" in out.getvalue()
+    assert "2 contacts of 500 memories or more" in out.getvalue()
+    assert f"to build: {small.tenant.slug} / {small.external_id} (2,000 memories)" in out.getvalue()
+    call_command("vector_indexes", "--sync", stdout=io.StringIO())
+    listed = io.StringIO()
+    call_command("vector_indexes", stdout=listed)
+    assert f"{index_name(small.pk, CONTACT)}: {small.tenant.slug} / {small.external_id}, 2,000 memories" in (
+        listed.getvalue()
+    )

@@ -25,7 +25,7 @@ from apps.memories.benchmarks import datasets
 from apps.memories.benchmarks.stack import EngramClient, bench_tenant_delete, wait_drained
 from apps.memories.ingest.services import IngestItem
 from apps.memories.models import Memory
-from apps.memories.store.vector_indexes import tenant_vector_indexes_sync
+from apps.memories.store.vector_indexes import vector_indexes_sync
 from apps.tenants.models import Tenant
 from apps.tenants.services import api_key_create, tenant_create
 
@@ -281,9 +281,9 @@ def settle(*, tenant: Tenant, jobs: tuple[str, ...], on_poll: Callable[[int, int
     """Run now, on the worker, what the background would run later: the deferred consolidation of every
     conversation (normally 5 minutes after its last turn) and, with `periodic`, the 6-hourly job, again until a
     run changes nothing more (no memory written or compressed; MAX_PERIODIC_ROUNDS at most), then, in this
-    process, the hourly sync of the tenants' own vector indexes (store/vector_indexes.py); then wait until the
-    worker's queue has drained. Returns the seconds it took. Until session 38 the job ran once: the settled
-    store was one run from its steady state, whose session summaries ranked differently."""
+    process, the hourly sync of the tenants' and contacts' own vector indexes (store/vector_indexes.py); then
+    wait until the worker's queue has drained. Returns the seconds it took. Until session 38 the job ran once:
+    the settled store was one run from its steady state, whose session summaries ranked differently."""
     started = time.monotonic()
     wait_drained(on_poll=on_poll)  # what the ingest queued (context embeddings, …) first
     if "deferred" in jobs:
@@ -298,9 +298,9 @@ def settle(*, tenant: Tenant, jobs: tuple[str, ...], on_poll: Callable[[int, int
             state, before = _consolidation_state(tenant), state
             if state == before:
                 break
-        # and the hourly job of the tenants' own vector indexes, every build it would get to in a few hours
-        # (one per run): a tenant past the threshold beside others searches a graph of its own rows
-        tenant_vector_indexes_sync()
+        # and the hourly job of the tenants' and contacts' own vector indexes, every build it would get to in a
+        # few hours (one per run): an owner past its threshold beside others searches a graph of its own rows
+        vector_indexes_sync()
     return time.monotonic() - started
 
 

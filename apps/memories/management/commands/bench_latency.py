@@ -19,8 +19,9 @@ them from the cache; those rows had no context_vector and no entity links either
 After each growth step the command does what the running system does on its own before measuring:
 VACUUM ANALYZE (autovacuum's job after a bulk load), a CHECKPOINT, and the lexicon refresh of the measured
 scopes (the `lexicon_refresh_task` a worker runs when a search finds a large scope without a fresh lexicon),
-and a tenant grown past ENGRAM_VECTOR_TENANT_INDEX_FROM beside other tenants gets its own vector index (the
-hourly `vector_indexes_sync_task`, apps/memories/store/vector_indexes.py).
+and a tenant grown past ENGRAM_VECTOR_TENANT_INDEX_FROM beside other tenants, or a contact past
+ENGRAM_VECTOR_CONTACT_INDEX_FROM (the heavy one), gets its own vector index (the hourly `vector_indexes_sync_task`,
+apps/memories/store/vector_indexes.py).
 With --via-http and the stack started here, the measurement also waits until the stack's worker is idle: its
 beat queues the periodic consolidation of every tenant when it starts after a missed 6-hour tick (always, for
 a stack started now and then), and at 1M memories that is ~450 scope tasks, minutes of a core writing rows
@@ -57,7 +58,7 @@ from apps.memories.benchmarks.recall import ANY_CONTACT, contact_sample, ef_sear
 from apps.memories.benchmarks.stack import EngramClient, running_stack, wait_drained
 from apps.memories.models import Memory
 from apps.memories.retrieval.lexicon import scope_lexicon_refresh
-from apps.memories.store.vector_indexes import tenant_vector_indexes_sync
+from apps.memories.store.vector_indexes import vector_indexes_sync
 from apps.tenants.models import Tenant
 from apps.tenants.services import api_key_create, tenant_create
 from config.embedded import VAR_DIR
@@ -179,7 +180,7 @@ class Command(DatabaseCommand):
                 )
                 with _held(options["lock"], self.stdout.write):
                     built = synthetic.build_missing_indexes(log=self.stdout.write)
-                    self._tenant_indexes()
+                    self._own_indexes()
                     self._worker_idle()
                     self._settle(tenant, [heavy.pk, None, *typical])
                     self._check_context(get_context)
@@ -235,7 +236,7 @@ class Command(DatabaseCommand):
             self._stack.close()
             if not options["keep"]:
                 synthetic.tenant_purge(tenant=tenant)
-                self._tenant_indexes()  # its own vector index, if it had one, goes with it
+                self._own_indexes()  # its own vector index, if it had one, goes with it
         footer = (
             f"machine reference (one query embedded back to back, uncached): p50 {reference:.2f} ms before, "
             f"{self._machine_reference():.2f} ms after"
@@ -244,13 +245,14 @@ class Command(DatabaseCommand):
             "\n".join(["", "summary:", *lines, *floors, "", "growth:", *growth, "", "recall:", *recalls, footer])
         )
 
-    def _tenant_indexes(self) -> None:
+    def _own_indexes(self) -> None:
         """What the hourly `vector_indexes_sync_task` does, done now: a tenant grown past the threshold beside
-        other tenants gets its own vector index (store/vector_indexes.py), as it would within the hour."""
-        report = tenant_vector_indexes_sync(progress=lambda line: self.stdout.write(f"  {line}"))
+        other tenants, and a contact past its own (the heavy one), get their own vector index
+        (store/vector_indexes.py), as they would within a few hours."""
+        report = vector_indexes_sync(progress=lambda line: self.stdout.write(f"  {line}"))
         if report.built or report.dropped:
             self.stdout.write(
-                f"  tenants' own vector indexes: {len(report.built)} built, {len(report.dropped)} dropped"
+                f"  tenants' and contacts' own vector indexes: {len(report.built)} built, {len(report.dropped)} dropped"
             )
 
     def _worker_idle(self) -> None:
