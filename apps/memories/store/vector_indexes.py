@@ -11,8 +11,9 @@ none) while the other tenants together hold at least as many gets a partial inde
 a graph of its rows only. And a contact that holds `CONTACT.minimum()` or more (ENGRAM["VECTOR_CONTACT_INDEX_FROM"],
 10,000: where its search widens, retrieval/vector_effort.py) while the rest of the table holds at least as many
 gets one `WHERE contact_id = '<id>'`: a heavy user's searches walk a graph of that user's rows, not a filter
-that keeps one row in five of its tenant's graph (at 100k, the 20,000-memory contact's GET /context p95 over
-HTTP 47.3 / 48.6 → 43.4 / 43.8 ms, its vector source p95 6.3 → 3.0 ms: docs/benchmarks.md, "Session 57").
+that keeps one row in five of its tenant's graph, or fewer of the shared one (at 100k, the 20,000-memory contact's
+vector source p95 6.3 → 3.9 ms, its GET /context p95 over HTTP 55.2 / 56.9 → 46.2 / 48.0 ms, alternated on one
+tenant: docs/benchmarks.md, "Session 57").
 PostgreSQL's planner proves the predicate from the scope's `tenant_id = …` / `contact_id = …` when a statement is
 planned for its parameters: the candidate statement of a scope of CUSTOM_PLAN_FROM memories or more
 (retrieval/vector_effort.py), the only scopes whose vector source walks a graph (a smaller scope sorts its
