@@ -377,17 +377,19 @@ class Command(DatabaseCommand):
 
     def _floor(self, count: int, get_contact: Any, tenant: Tenant, heavy: Contact) -> str:
         """What every GET /context of the heavy contact pays whatever the ranking does (benchmarks/floor.py):
-        the web tier with its authentication and the contact's row, the query's embedding, the vector index."""
+        the web tier with its authentication and the contact's row, the query's embedding, the vector index; and
+        beside them the embedding as a request pays it, the caches cold."""
         scope = cache_scope(tenant_id=tenant.pk, contact_id=heavy.pk)
         web = floor.Part(
             "GET /contacts/{id} (web tier, key, contact row)", self._timings(count, get_contact, [("heavy", scope)])
         )
         texts = queries(count + 10)[10:]
         embedding = floor.embedding_part(texts)
+        cold = floor.embedding_part(texts, cold=True)  # what a request pays (floor.py)
         scope_size = Memory.objects.filter(tenant=tenant, contact=heavy).count()
         vectors = get_embedder().embed_batch(texts)
         vector = floor.vector_part(tenant=tenant, contact=heavy, vectors=vectors, scope_size=scope_size)
-        line = floor.summary([web, embedding, vector])
+        line = floor.summary([web, embedding, vector], beside=[cold])
         self.stdout.write(line)
         return line
 
