@@ -91,6 +91,21 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 idf = specificity.idf  # BM25's inverse document frequency, shared with the entity specificity
 
 
+# A scope planned for its own parameters (vector_effort.custom_plan: 1,000 memories or more, or narrowed to some
+# types) is planned on every search anyway, so its statement need not be one text: it leaves out the sources the
+# query switches off (an empty source in their place), which the planner then does not weigh — 2.2 → 1.3 ms of
+# planning a search of the 100k benchmark's heavy contact (docs/benchmarks.md, "Session 57"). The same rows: a
+# switched-off source finds none either way. A smaller scope keeps the one text its generic plan is cached for.
+COMPACT_CUSTOM_PLANS = True
+_NO_ROWS = "(SELECT NULL::uuid AS id WHERE false)"
+
+
+def _compact(cte: str, switched_on: dict[str, bool]) -> str:
+    """`cte` ("name AS (…)") as it is if its source is switched on, else the name over no rows."""
+    name = cte.split(" AS ", 1)[0]
+    return cte if switched_on[name] else f"{name} AS {_NO_ROWS}"
+
+
 def _selective(lexemes: list[str], stats: Stats) -> list[str]:
     """The lexemes the keyword source searches: the rarest, taken while together they match at most
     KEYWORD_ROW_BUDGET memories — a word in thousands of memories would drag them all through ranking and
@@ -235,7 +250,8 @@ def fetch(
     # gives it nothing: one statement text (two: a scope's vector source is exact or indexed), which a connection
     # prepares and plans once. A source per input, the time windows and background types one subquery each, gave
     # 39 texts over 400 GET /context of typical contacts, and the first request of each text paid its plan (a
-    # third of the slowest tenth, in process)
+    # third of the slowest tenth, in process). A scope planned for its own parameters is planned every time
+    # anyway: its statement leaves the switched-off sources out (COMPACT_CUSTOM_PLANS)
     selective = _selective(lexemes, stats) if KEYWORD_CANDIDATES > 0 else []
     # ranked by the IDF of the query words each match holds (an IDF-weighted coordination level: BM25 without
     # term frequency); ts_rank_cd ignored IDF and let a speaker's name crowd out the rare words. Matches of the
@@ -333,6 +349,17 @@ def fetch(
         "OR b.occurred_at >= %(background_since)s::timestamptz "
         "ORDER BY b.embedding <=> %(vector)s::halfvec, b.id LIMIT %(background_limit)s)"
     )
+    if not exact and COMPACT_CUSTOM_PLANS:
+        switched_on = {
+            "keyword": bool(selective),
+            "entity": bool(entities),
+            "vector": True,
+            "time": bool(bounded),
+            "condition": True,
+            "preference": bool(params["preference_on"]),
+            "background": bool(background_types),
+        }
+        ctes = [_compact(cte, switched_on) for cte in ctes]
     sources = [f"SELECT id, {_SOURCE_BITS[name]} AS bit FROM {name}" for name in _SOURCE_BITS if name != "neighbour"]
     bm25_columns = {"k1": BM25_K1, "k1_plus_1": BM25_K1 + 1, "b": BM25_B}
     search_bm25 = _BM25_SQL.format(column="search_vector", average="search_average", idfs="search_idfs", **bm25_columns)
