@@ -76,17 +76,6 @@ CONTACT = Owner(
     "contact", "memory_hnsw_contact_", "contact_id", "VECTOR_CONTACT_INDEX_FROM", "VECTOR_CONTACT_INDEXES_MAX"
 )
 OWNERS = (TENANT, CONTACT)
-INDEX_PREFIX = TENANT.prefix
-
-
-def tenant_index_from() -> int:
-    """Memories from which a tenant gets a vector index of its own (0: no tenant does)."""
-    return TENANT.minimum()
-
-
-def tenant_indexes_most() -> int:
-    """How many tenants at most have an index of their own (the largest)."""
-    return TENANT.most()
 
 
 def index_name(owner_id: Any, owner: Owner = TENANT) -> str:
