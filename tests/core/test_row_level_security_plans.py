@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import psycopg
 import pytest
+from django.core.management import call_command
 from django.db import connection, transaction
 
 from apps.core.tenancy import tenant_scope
@@ -27,40 +28,46 @@ from apps.memories.models import MemoryEntity
 from apps.memories.retrieval import candidates, search, vector_effort
 from apps.memories.retrieval.search import memory_search
 from tests.factories import ContactFactory, MemoryFactory, TenantFactory
+from tests.vector_rows import shared_vector_index_built_after, unit_vectors
 
-pytestmark = pytest.mark.django_db(transaction=True)  # the superuser's connection reads the committed rows
+# Each test runs in a transaction rolled back after it, over scopes committed once for the module (a superuser's
+# connection reads them too): what a test writes (timestamps, statistics, a small contact) goes with it.
+pytestmark = pytest.mark.django_db
 
 PER_SCOPE = 2000
 
 
-def _unit_vectors(count: int, seed: int) -> list[list[float]]:
-    vectors = np.random.default_rng(seed).normal(size=(count, 384)).astype(np.float32)
-    return (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).tolist()
-
-
-@pytest.fixture
-def searched_contact():
+@pytest.fixture(scope="module")
+def searched_contact(django_db_setup, django_db_blocker):  # type: ignore[no-untyped-def]
     """Three scopes of 2,000 memories (two contacts of one tenant, one of another), each memory linked to one of
-    twenty entities of its scope, analysed."""
-    tenant, other = TenantFactory(), TenantFactory()
-    scopes = [ContactFactory(tenant=tenant), ContactFactory(tenant=tenant), ContactFactory(tenant=other)]
-    for number, contact in enumerate(scopes):
-        memories = MemoryFactory.bulk(
-            [f"note {number}-{index} about the garden" for index in range(PER_SCOPE)],
-            vectors=_unit_vectors(PER_SCOPE, number),
-            tenant=contact.tenant,
-            contact=contact,
-        )
-        entities = Entity.objects.bulk_create(
-            Entity(tenant=contact.tenant, contact=contact, entity_type="topic", slug=f"t{i}", display_name=f"T{i}")
-            for i in range(20)
-        )
-        MemoryEntity.objects.bulk_create(
-            MemoryEntity(memory=memory, entity=entities[index % 20]) for index, memory in enumerate(memories)
-        )
-    with connection.cursor() as cursor:
-        cursor.execute("ANALYZE memories_memory, memories_memoryentity, entities_entity, contacts_contact")
-    return scopes[0]
+    twenty entities of its scope, analysed; committed, and flushed after the module's tests as a transactional
+    test's teardown does."""
+    with django_db_blocker.unblock():
+        tenant, other = TenantFactory(), TenantFactory()
+        scopes = [ContactFactory(tenant=tenant), ContactFactory(tenant=tenant), ContactFactory(tenant=other)]
+        with shared_vector_index_built_after():
+            for number, contact in enumerate(scopes):
+                memories = MemoryFactory.bulk(
+                    [f"note {number}-{index} about the garden" for index in range(PER_SCOPE)],
+                    vectors=unit_vectors(PER_SCOPE, number),
+                    tenant=contact.tenant,
+                    contact=contact,
+                )
+                entities = Entity.objects.bulk_create(
+                    Entity(
+                        tenant=contact.tenant, contact=contact, entity_type="topic", slug=f"t{i}", display_name=f"T{i}"
+                    )
+                    for i in range(20)
+                )
+                MemoryEntity.objects.bulk_create(
+                    MemoryEntity(memory=memory, entity=entities[index % 20]) for index, memory in enumerate(memories)
+                )
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE memories_memory, memories_memoryentity, entities_entity, contacts_contact")
+        try:
+            yield scopes[0]
+        finally:
+            call_command("flush", interactive=False, verbosity=0)
 
 
 def test_the_vector_candidates_plan_as_without_the_policies(searched_contact):
@@ -83,7 +90,7 @@ def _candidates_plan(
 ) -> tuple[str, Any, list[dict[str, Any]]]:
     """The candidate statement a search of `contact` for `query` runs (bound to its tenant), and its plan
     (`analyze`: as run, with the rows each node returned)."""
-    query_vector = np.asarray(_unit_vectors(1, seed)[0], dtype=np.float32)
+    query_vector = np.asarray(unit_vectors(1, seed)[0], dtype=np.float32)
     with tenant_scope(contact.tenant_id):
         statements: list[tuple[str, Any]] = []
 
@@ -214,7 +221,7 @@ def test_a_small_scope_s_generic_plan_never_reads_the_vector_index(searched_cont
     small = ContactFactory(tenant=searched_contact.tenant)
     MemoryFactory.bulk(
         [f"note {index} about the orchard" for index in range(8)],
-        vectors=_unit_vectors(8, 7),
+        vectors=unit_vectors(8, 7),
         tenant=small.tenant,
         contact=small,
     )
@@ -226,6 +233,7 @@ def test_a_small_scope_s_generic_plan_never_reads_the_vector_index(searched_cont
     # a table of one tenant and one large contact, as the statistics tell it, and comparing vectors costed
     # dear: the generic plan, which knows no contact, estimates each as large as the table and prefers the index
     with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # the small scope's deferred key checks, before ALTER TABLE
         for column in ("tenant_id", "contact_id"):
             cursor.execute(f"ALTER TABLE memories_memory ALTER COLUMN {column} SET (n_distinct = 1)")
         cursor.execute("ANALYZE memories_memory")

@@ -30,6 +30,7 @@ from apps.memories.store.vector_indexes import (
 )
 from apps.tenants.services import tenant_delete
 from tests.factories import ContactFactory, MemoryFactory, TenantFactory
+from tests.vector_rows import shared_vector_index_built_after, unit_vectors
 
 A, B, C, D, E = (uuid.UUID(int=number) for number in (1, 2, 3, 4, 5))
 
@@ -104,25 +105,24 @@ def test_the_index_is_built_as_the_shared_one_over_the_tenants_rows_only():
     )
 
 
-def _unit_vectors(count: int, seed: int) -> list[list[float]]:
-    vectors = np.random.default_rng(seed).normal(size=(count, 384)).astype(np.float32)
-    return (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).tolist()
+SMALL, LARGE = 1200, 2400  # each past the threshold of 1,000, the larger two thirds of the table
 
 
 @pytest.fixture
 def two_tenants(settings) -> Iterator[tuple[Any, Any]]:  # type: ignore[no-untyped-def]
-    """A contact of 2,000 memories in one tenant, one of 4,000 in another; a tenant's own index from 1,000."""
+    """A contact of 1,200 memories in one tenant, one of 2,400 in another; a tenant's own index from 1,000."""
     settings.ENGRAM = {**settings.ENGRAM, "VECTOR_TENANT_INDEX_FROM": 1000}
     contacts = []
-    for number, size in enumerate((2000, 4000)):
-        contact = ContactFactory(tenant=TenantFactory())
-        MemoryFactory.bulk(
-            [f"note {number}-{index} about the garden" for index in range(size)],
-            vectors=_unit_vectors(size, number),
-            tenant=contact.tenant,
-            contact=contact,
-        )
-        contacts.append(contact)
+    with shared_vector_index_built_after():
+        for number, size in enumerate((SMALL, LARGE)):
+            contact = ContactFactory(tenant=TenantFactory())
+            MemoryFactory.bulk(
+                [f"note {number}-{index} about the garden" for index in range(size)],
+                vectors=unit_vectors(size, number),
+                tenant=contact.tenant,
+                contact=contact,
+            )
+            contacts.append(contact)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE memories_memory")
     yield contacts[0], contacts[1]
@@ -146,7 +146,7 @@ def _vector_index_read(contact: Any) -> list[str]:
                 tenant=contact.tenant,
                 contact=contact,
                 query="the garden",
-                query_vector=np.asarray(_unit_vectors(1, 99)[0], dtype=np.float32),
+                query_vector=np.asarray(unit_vectors(1, 99)[0], dtype=np.float32),
             )
         sql, params = next((sql, params) for sql, params in statements if "vector AS (" in sql)
         with connection.cursor() as cursor:
@@ -174,7 +174,7 @@ def test_a_sync_builds_the_index_the_tenants_large_scope_then_reads_and_drops_it
     report = vector_indexes_sync()
     # the smaller tenant only: the larger is two thirds of the table, a graph of its own would be nearly the shared
     assert [(owner.kind, tenant, count) for owner, tenant, count, _ in report.built] == [
-        ("tenant", small.tenant_id, 2000)
+        ("tenant", small.tenant_id, SMALL)
     ]
     assert [(index.owner_id, index.valid) for index in tenant_vector_indexes()] == [(small.tenant_id, True)]
     assert _vector_index_read(small) == [index_name(small.tenant_id)]
@@ -199,7 +199,7 @@ def test_a_contact_past_its_threshold_gets_an_index_its_searches_read_and_it_goe
     report = vector_indexes_sync()
     # the smaller contact only: the larger holds two thirds of the table
     assert [(owner.kind, owner_id, count) for owner, owner_id, count, _ in report.built] == [
-        ("contact", small.pk, 2000)
+        ("contact", small.pk, SMALL)
     ]
     assert [(index.owner_id, index.valid) for index in own_vector_indexes(CONTACT)] == [(small.pk, True)]
     assert _vector_index_read(small) == [index_name(small.pk, CONTACT)]
@@ -232,16 +232,16 @@ def test_the_command_lists_what_a_sync_would_do_and_does_it(two_tenants):
     small, _ = two_tenants
     out = io.StringIO()
     call_command("vector_indexes", stdout=out)
-    assert f"to build: {small.tenant.slug} (2,000 memories)" in out.getvalue()
+    assert f"to build: {small.tenant.slug} (1,200 memories)" in out.getvalue()
     assert "Run with --sync to do it now." in out.getvalue()
     assert tenant_vector_indexes() == []
     out = io.StringIO()
     call_command("vector_indexes", "--sync", stdout=out)
-    assert f"building {index_name(small.tenant_id)} over 2,000 memories…" in out.getvalue()
+    assert f"building {index_name(small.tenant_id)} over 1,200 memories…" in out.getvalue()
     assert "Done: 1 built, 0 dropped, 0 kept" in out.getvalue()
     listed = io.StringIO()
     call_command("vector_indexes", stdout=listed)
-    assert f"{index_name(small.tenant_id)}: {small.tenant.slug}, 2,000 memories" in listed.getvalue()
+    assert f"{index_name(small.tenant_id)}: {small.tenant.slug}, 1,200 memories" in listed.getvalue()
     assert "valid" in listed.getvalue() and "to build" not in listed.getvalue()
 
 
@@ -253,10 +253,10 @@ def test_the_command_lists_a_contacts_index_by_its_tenant_and_external_id(two_te
     call_command("vector_indexes", stdout=out)
     assert "Tenants' own vector indexes are off" in out.getvalue()
     assert "2 contacts of 500 memories or more" in out.getvalue()
-    assert f"to build: {small.tenant.slug} / {small.external_id} (2,000 memories)" in out.getvalue()
+    assert f"to build: {small.tenant.slug} / {small.external_id} (1,200 memories)" in out.getvalue()
     call_command("vector_indexes", "--sync", stdout=io.StringIO())
     listed = io.StringIO()
     call_command("vector_indexes", stdout=listed)
-    assert f"{index_name(small.pk, CONTACT)}: {small.tenant.slug} / {small.external_id}, 2,000 memories" in (
+    assert f"{index_name(small.pk, CONTACT)}: {small.tenant.slug} / {small.external_id}, 1,200 memories" in (
         listed.getvalue()
     )
