@@ -27,10 +27,12 @@ def shared_vector_index_built_after() -> Iterator[None]:
     """The shared HNSW index dropped for the block and built again after it (from the model's definition, as the
     migrations made it), also when the block fails. No other session may search the table meanwhile."""
     definition = next(index for index in Memory._meta.indexes if index.name == SHARED_INDEX)
+    connection.check_constraints()  # in a test's transaction: DDL refuses a table with deferred checks pending
     with connection.cursor() as cursor:
         cursor.execute(f"DROP INDEX {SHARED_INDEX}")
     try:
         yield
     finally:
+        connection.check_constraints()
         with connection.schema_editor() as editor:
             editor.add_index(Memory, definition)

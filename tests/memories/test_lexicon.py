@@ -25,6 +25,7 @@ from apps.memories.retrieval.query import Scope, query_terms, scope_stats
 from apps.memories.retrieval.search import memory_search
 from tests.conftest import wait_until
 from tests.factories import ContactFactory, MemoryFactory
+from tests.vector_rows import shared_vector_index_built_after
 
 pytestmark = pytest.mark.django_db
 
@@ -216,7 +217,8 @@ def test_a_tenant_the_planner_does_not_know_yet_probes_neighbours_through_the_se
     scope's tenant and contact as constants in the neighbour probes, the planner then probed through the lone
     contact_id index, scanning the whole contact per candidate (a LoCoMo-sized contact: 47 instead of 12 ms
     per search); with the owner taken from the candidate, it probes through memory_session_turn_idx."""
-    _episodes(other_tenant, ContactFactory(tenant=other_tenant, external_id="big"), sessions=40, turns=100)
+    with shared_vector_index_built_after():  # 4,000 rows written twice: 8,000 inserts into the graph otherwise
+        _episodes(other_tenant, ContactFactory(tenant=other_tenant, external_id="big"), sessions=40, turns=100)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE memories_memory")
     contact = ContactFactory(tenant=tenant, external_id="new")
