@@ -6,6 +6,7 @@ from config.settings.base import databases, env
 DEBUG = False
 IS_PRODUCTION = True  # seed_demo refuses to run (it creates users with known passwords)
 SECRET_KEY = env.str("DJANGO_SECRET_KEY")
+ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS")  # the names it is served under; base.py's loopback default is not one
 DATABASE_URL = env.str("DATABASE_URL")  # the app role: data-only grants (docs/architecture.md, "Roles")
 # the role that owns the tables (migrate, commands, maintenance tasks, the admin); unset: DATABASE_URL's, one role
 DATABASE_MAINTENANCE_URL = env.str("DATABASE_MAINTENANCE_URL", default="") or DATABASE_URL
