@@ -109,6 +109,7 @@ class AddMemory(Arguments):
         default=None,
         min_length=1,
         max_length=255,
+        pattern=NOT_BLANK_REGEX,
         description="Your id of the message: the same id again stores nothing twice (safe retries).",
     )
 

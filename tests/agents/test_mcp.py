@@ -272,6 +272,9 @@ def test_bad_arguments_are_tool_errors(live_url, live_key, live_tenant):
                 "missing": error_text(await client.call_tool("add_memory", {"contact_id": "x"})),
                 "nul": error_text(await client.call_tool("add_memory", {"contact_id": "x", "message": "a\x00b"})),
                 "slash": error_text(await client.call_tool("add_memory", {"contact_id": "a/b", "message": "hi"})),
+                "blank id": error_text(
+                    await client.call_tool("add_memory", {"contact_id": "x", "message": "hi", "message_id": "   "})
+                ),
                 "unknown tool": error_text(await client.call_tool("forget_everything", {})),
                 "extra": error_text(await client.call_tool("search_memory", {"query": "q", "limit": 3})),
             }
@@ -283,6 +286,7 @@ def test_bad_arguments_are_tool_errors(live_url, live_key, live_tenant):
     assert said["missing"].startswith("Invalid arguments: message: Field required")
     assert "message" in said["nul"] and "NUL" in said["nul"]
     assert said["slash"].startswith("Invalid arguments: contact_id:")
+    assert said["blank id"].startswith("Invalid arguments: message_id:")  # as REST refuses a blank one
     assert said["unknown tool"].startswith("Unknown tool 'forget_everything'")
     assert said["extra"].startswith("Invalid arguments: limit:")
     assert not Memory.objects.filter(tenant=live_tenant).exists()
