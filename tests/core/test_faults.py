@@ -165,3 +165,25 @@ def test_with_redis_stopped_the_limits_fail_open_and_apply_again_when_it_is_back
     refused = api.post("/api/v1/ingest/batch", batch, format="json")
     assert refused.status_code == 429 and "heavy request" in refused.json()["error"]["message"]
     assert [api.get("/api/v1/contacts").status_code for _ in range(3)] == [200, 200, 429]  # the 4th request
+
+
+def test_with_redis_stopped_sign_in_works_unthrottled(own_redis, settings):
+    """Sign-in failures are counted in Redis (apps/tenants/login_throttle.py); a cache outage must not lock
+    operators out of the admin: with Redis stopped, more failures than allowed lock nothing and the right
+    password signs in."""
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    user = get_user_model().objects.create_user(username="olga", password="correct horse battery staple")
+    user.is_staff = user.is_superuser = True
+    user.save()
+    embedded.stop_redis(own_redis)
+    allowed = settings.ENGRAM["LOGIN_FAILURES_ALLOWED"]
+    for attempt in range(allowed + 2):
+        refused = Client(REMOTE_ADDR="203.0.113.7").post(
+            "/admin/login/", {"username": "olga", "password": f"wrong-{attempt}", "next": "/admin/"}
+        )
+        assert refused.status_code == 200 and "Too many failed sign-ins" not in refused.content.decode()
+    client = Client(REMOTE_ADDR="203.0.113.7")
+    client.post("/admin/login/", {"username": "olga", "password": "correct horse battery staple", "next": "/admin/"})
+    assert "_auth_user_id" in client.session
