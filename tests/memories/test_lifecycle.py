@@ -598,6 +598,47 @@ def test_a_chat_imported_in_batches_has_every_closed_burst_joined_by_one_run(ten
     assert Memory.objects.filter(tenant=tenant, source_message_ids=["e0", "e1"], valid_to__isnull=True).exists()
 
 
+@pytest.mark.django_db(transaction=True)  # two connections, each committing its own join
+def test_two_joins_of_one_burst_at_once_write_one(tenant):
+    """Two runs joining the same burst at once (the burst task and the conversation's consolidation): the
+    parts are locked, and the run that gets them second finds them no longer current and writes nothing.
+    Planted: without the current-parts check both write, and the first part gets two joins' revisions."""
+    import threading
+
+    from django.db import connections
+
+    from apps.memories.store.merging import burst_join
+
+    contact = ContactFactory(tenant=tenant)
+    parts = [
+        MemoryFactory(tenant=tenant, contact=contact, memory_type="episode", content=text, source_message_ids=[mid])
+        for text, mid in (("we landed in Lisbon", "m1"), ("the hotel is lovely", "m2"))
+    ]
+    start, joined = threading.Barrier(2), []
+
+    def join() -> None:
+        try:
+            loaded = Memory.objects.in_bulk([part.pk for part in parts])
+            mine = [loaded[part.pk] for part in parts]  # in the burst's order
+            start.wait(timeout=10)
+            joined.append(
+                burst_join(parts=mine, content="we landed in Lisbon the hotel is lovely", context_words="", actor="t")
+            )
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=join) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert sorted(result is None for result in joined) == [False, True]  # one joined, one found nothing to do
+    first, second = (Memory.objects.get(pk=part.pk) for part in parts)
+    assert first.is_current and first.source_message_ids == ["m1", "m2"]
+    assert not second.is_current and second.superseded_by_id == first.pk
+    assert MemoryRevision.objects.filter(memory=second, action="merged").count() == 1
+
+
 def test_a_message_still_being_extracted_ends_a_burst(tenant):
     """A part whose extraction is still pending (queued to the worker) has no episode yet: the burst is not
     joined past it, or the part would stay alone for good."""
