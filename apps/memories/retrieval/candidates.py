@@ -1,7 +1,7 @@
 """The candidate statement: one round trip finds a search's candidates and reads what ranking needs of each.
 
-Candidates come from up to four indexes, unioned so a keyword-only or entity-only hit is never dropped, each
-source a CTE with its own limit:
+Candidates come from eight sources (`SOURCES`), unioned so a keyword-only or entity-only hit is never dropped,
+each source but the neighbour a CTE with its own limit:
 
 - vector: pgvector HNSW top-N by cosine to the query (wider for a large scope, vector_effort.py);
 - keyword: full-text top-N over the query's selective lexemes (`_selective`: the rarest, within

@@ -2,10 +2,12 @@
 
 `rank_key` orders scored memories (score, then similarity, then id: the same query gives the same order).
 `factored` applies the rules that multiply a score after the formula (signals.FACTORS: outside every time
-window the query names, one of the chunks of a long message), with either ranker and again under the
-reranker. With ENGRAM_RERANKER_ENABLED, `reranked` lets a cross-encoder's relevance (settings
-ENGRAM["RERANKER_MODEL"], sentence-transformers, loaded once) replace the similarity signal of the top
-RERANK_TOP results and scores them again; without the setting or the model the blended order stands.
+window the query names, one of the chunks of a long message, a pattern or a session's summary where no summary
+is asked for), with either ranker and again under the reranker. With ENGRAM_RERANKER_ENABLED, `reranked`
+lets a cross-encoder's relevance (settings ENGRAM["RERANKER_MODEL"], sentence-transformers, loaded once)
+replace the similarity signal of the top RERANK_TOP results and scores them again (the factors applied again,
+the follow-up gain dropped, met conditions and fitting advice raised again); without the setting or the model
+the blended order stands.
 """
 
 from __future__ import annotations

@@ -8,8 +8,9 @@ Three round trips, whatever the scope's size (docs/retrieval.md), each in the mo
    capped count of its memory links.
 2. `query.scope_stats` — document frequencies for BM25: the scope's lexicon in Redis (one HMGET), or counted
    exactly in SQL for a small scope.
-3. `candidates.fetch` — one statement: candidates from the vector, keyword, entity and time sources, unioned
-   so a keyword-only or entity-only hit is never dropped, plus the turns next to each candidate episode; and
+3. `candidates.fetch` — one statement: candidates from the vector, keyword, entity, time, condition,
+   preference and background sources, unioned so a keyword-only or entity-only hit is never dropped, plus the
+   turns next to each candidate episode (neighbour); and
    for every one of them the features (cosine and BM25 computed in PostgreSQL: no vector or tsvector crosses
    the wire) and the few columns a prompt or an API row needs.
 
@@ -19,11 +20,13 @@ counted in proportion to its relevance; without one, or for a tenant with its ow
 `relevance.similarities` turns cosine, BM25 and the context/session/length priors into the similarity signal
 and the score is the weighted sum of similarity, recency, importance, access frequency and entity match
 (weights per scope, per tenant). Each signal is computed in its own module (signals/, registered in
-signals/__init__.py). Either way two rules multiply the score after it (rerank.factored): a memory outside
-every time window the query names (signals/time_window.miss_factor), and one of the chunks of a long message
-(signals/chunk_share.factor); then the optional cross-encoder (rerank.reranked) and, for a list question, the
-diversity stage. Results are light `types.RetrievedMemory` rows, never model objects; the entities of the
-memories a caller keeps come from `memory_entities`, one statement for all of them.
+signals/__init__.py). Either way three rules multiply the score after it (rerank.factored): a memory outside
+every time window the query names (signals/time_window.miss_factor), one of the chunks of a long message
+(signals/chunk_share.factor), and a pattern or a session's summary where no summary is asked for
+(signals/pattern_share.factor); then the follow-up gains, the condition and advice raises, the optional
+cross-encoder (rerank.reranked) and, for a list question, the diversity stage. Results are light
+`types.RetrievedMemory` rows, never model objects; the entities of the memories a caller keeps come from
+`memory_entities`, one statement for all of them.
 """
 
 from __future__ import annotations

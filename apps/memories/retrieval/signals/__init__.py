@@ -6,7 +6,8 @@ A signal is a number in [0, 1] per candidate memory, named as `scoring.Signals` 
 (`retrieval/ranker.py`, `ranker_weights.json`). `search.py` computes each from its module and
 `scoring.retrieval_score` sums them; `ScoredMemory.explain()` shows each value and what produced it. A
 *factor* multiplies the score after the formula (outside the query's time windows, a long message's
-chunk); a *stage* re-orders the ranked list instead of scoring a memory (diversity).
+chunk, a pattern or a session's summary); a *stage* re-orders the ranked list instead of scoring a memory
+(condition, advice, follow-up, diversity).
 
 To add a signal: a module here (pure, no Django: import-linter checks it), a field on `scoring.Signals` and
 `scoring.Weights`, an entry below; `tests/unit/memories/test_retrieval_signals.py` fails until all three
