@@ -226,7 +226,7 @@ def fetch(
     preferences: bool = False,
     background: Background | None = None,
 ) -> list[Candidate]:
-    """One statement: the keyword, entity and vector candidates, the turns just before and after each
+    """One statement: the vector, keyword, entity, time and condition candidates, the turns just before and after each
     candidate episode in its conversation (two LATERAL probes of memory_session_turn_idx per candidate),
     and the features and read columns of all of them. `preferences`: the query asks for advice, read the
     scope's preferences closest to it too (signals/advice.py). `background`: the scope's memories of its

@@ -18,7 +18,8 @@ Every candidate's features (relevance.normalized's terms, the raw cosines, entit
 importance) are scored by the fitted ranker (ranker.py, weights from ranker_weights.json), the usage signals
 counted in proportion to its relevance; without one, or for a tenant with its own weights, the hand formula:
 `relevance.similarities` turns cosine, BM25 and the context/session/length priors into the similarity signal
-and the score is the weighted sum of similarity, recency, importance, access frequency and entity match
+and the score is the weighted sum of similarity, recency, importance, access frequency, entity, speaker and
+time match
 (weights per scope, per tenant). Each signal is computed in its own module (signals/, registered in
 signals/__init__.py). Either way three rules multiply the score after it (rerank.factored): a memory outside
 every time window the query names (signals/time_window.miss_factor), one of the chunks of a long message

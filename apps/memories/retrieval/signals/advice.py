@@ -10,7 +10,7 @@ or how the asker should do something (`asks_for_advice`), is where what the user
 whose cosine reaches ADVICE_FIT is raised to the best score of the query's candidates (`fitting`), as a
 standing instruction whose condition is met is (signals/condition.py, whose `raised` both use).
 
-Only a request addressed to the assistant counts: it names the asker or the assistant (I, me, my, we, you) and
+Only a request addressed to the assistant counts: it names the asker or the assistant (I, me, my, we, us, our, you) and
 does not report advice already given ("What did you recommend…", "What advice did Tim give John?"): a question
 about what someone suggested is answered by the turn where they did, not by a preference. No LoCoMo question
 is such a request (they ask about two people in the third person), so LoCoMo ranks as before by construction.
