@@ -5,8 +5,8 @@ than by what she was told (LoCoMo: 83% of the evidence turns of questions naming
 speaker's own). The speaker of a memory is the `speaker` its message was ingested with; a query names a
 speaker by the name the speaker is labelled with or by any alias linked to them (a nickname the other speaker
 addresses them by: "Thanks, Mel!", said twice (ALIAS_MIN_ADDRESSED), makes "Mel" an alias of the speaker
-labelled "Melanie"; apps/entities/services.py `entity_aliases_add`). A query naming both speakers, or none, matches nobody: the
-signal only separates when the question is about one of them.
+labelled "Melanie"; apps/entities/services.py `entity_aliases_add`). A query naming both speakers, or none,
+matches nobody: the signal only separates when the question is about one of them.
 
 The query is embedded from the speakers' side (`perspective_for`): turns are said in the first person to the
 other person ("I painted a sunrise", "your store looks great"), so a question about one speaker is put as they
