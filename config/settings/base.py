@@ -219,7 +219,9 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = 15 * 60
 CELERY_TASK_SOFT_TIME_LIMIT = 14 * 60
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 60 * 60}
+# a message a worker took and never acknowledged (killed mid-task) goes back to the queue this long after it was
+# taken; longer than any task runs (CELERY_TASK_TIME_LIMIT), or a running task would be handed out twice
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("ENGRAM_BROKER_VISIBILITY_TIMEOUT", default=60 * 60)}
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
     "worker-heartbeat": {"task": "apps.core.tasks.heartbeat_task", "schedule": timedelta(seconds=30)},

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import signal
+import time
 from datetime import timedelta
 
 import pytest
@@ -95,6 +96,9 @@ def test_periodic_consolidation_fans_out_per_tenant_scope_and_purge(api, tenant,
 
 
 def test_killing_a_worker_mid_run_loses_nothing(api, tenant, fake_openai, test_database_url):
+    """A worker killed while a task waits on the model: the task was taken but never acknowledged (acks_late), so
+    the broker hands it out again once its visibility timeout has passed (here 2 s, ENGRAM_BROKER_VISIBILITY_TIMEOUT;
+    an hour by default) — nothing sends it a second time — and the next worker runs it, once in effect."""
     body = {
         "contact_id": "arjun",
         "conversation_id": "c1",
@@ -103,14 +107,19 @@ def test_killing_a_worker_mid_run_loses_nothing(api, tenant, fake_openai, test_d
         "message_id": "k1",
     }
     assert api.post("/api/v1/ingest", body, format="json").status_code == 202
-    llm_env = {"LLM_BASE_URL": fake_openai.base_url + "/v1", "LLM_API_KEY": "test", "LLM_TIMEOUT_SECONDS": "60"}
+    worker_env = {
+        "LLM_BASE_URL": fake_openai.base_url + "/v1",
+        "LLM_API_KEY": "test",
+        "LLM_TIMEOUT_SECONDS": "60",
+        "ENGRAM_BROKER_VISIBILITY_TIMEOUT": "2",
+    }
     answer = json.dumps(
         {"updated_scaffold": {"Work": "Infosys"}, "updated_working_memory": "Works at Infosys.", "facts_to_embed": []}
     )
 
     fake_openai.enqueue_delay(30, then=answer)  # the model is slow: the worker is killed while it waits
     worker = start_celery_worker(
-        database_url=test_database_url, name="doomed", queues="lifecycle-test", extra_env=llm_env
+        database_url=test_database_url, name="doomed", queues="lifecycle-test", extra_env=worker_env
     )
     try:
         process_context_events_task.apply_async(queue="lifecycle-test")
@@ -122,16 +131,18 @@ def test_killing_a_worker_mid_run_loses_nothing(api, tenant, fake_openai, test_d
             worker.kill()
     assert ContextEvent.objects.filter(tenant=tenant, processed=False).count() == 1
     assert not ProfileAudit.objects.exists()
+    asked = len(fake_openai.chat_requests)
 
     fake_openai.default_chat_content = answer
+    time.sleep(2.5)  # past the visibility timeout of the message the killed worker took
     worker = start_celery_worker(
-        database_url=test_database_url, name="retry", queues="lifecycle-test", extra_env=llm_env
+        database_url=test_database_url, name="retry", queues="lifecycle-test", extra_env=worker_env
     )
     try:
-        process_context_events_task.apply_async(queue="lifecycle-test")  # what beat sends every minute
         assert wait_until(lambda: not ContextEvent.objects.filter(tenant=tenant, processed=False).exists(), timeout=30)
     finally:
         stop_celery_worker(worker)
+    assert len(fake_openai.chat_requests) == asked + 1  # the one task, handed out again and run once
     audit = ProfileAudit.objects.get()
     assert (audit.source, audit.scaffold_after) == ("llm", {"Work": "Infosys"})
 
