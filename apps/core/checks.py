@@ -82,3 +82,22 @@ def embedding_graph_check(app_configs: Sequence[AppConfig] | None, **_: Any) -> 
             id="engram.E020",
         )
     ]
+
+
+@register()
+def broker_visibility_check(app_configs: Sequence[AppConfig] | None, **_: Any) -> list[CheckMessage]:
+    """The broker hands a message a worker took and never acknowledged to another worker after its visibility
+    timeout (acks_late); a task that may run longer than that (CELERY_TASK_TIME_LIMIT) runs twice at once."""
+    from django.conf import settings
+
+    timeout = settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("visibility_timeout")
+    if timeout is None or timeout > settings.CELERY_TASK_TIME_LIMIT:
+        return []
+    return [
+        Warning(
+            f"ENGRAM_BROKER_VISIBILITY_TIMEOUT = {timeout} s is not above the task time limit "
+            f"({settings.CELERY_TASK_TIME_LIMIT} s): a task still running is handed out again and runs twice.",
+            hint="Leave it unset (an hour) or set it above the time limit (docs/architecture.md, 'Sizing web and worker processes').",
+            id="engram.W030",
+        )
+    ]

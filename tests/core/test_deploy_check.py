@@ -54,3 +54,18 @@ def test_production_settings_refuse_to_load_without_a_variable_they_have_no_defa
     )
     assert result.returncode != 0, result.stdout
     assert f"Set the {missing} environment variable" in result.stderr, result.stderr[-2000:]
+
+
+def test_a_broker_visibility_timeout_within_the_task_time_limit_is_warned_of():
+    """A killed worker's task is handed out again after the visibility timeout; one within the 15-minute time
+    limit would hand a task still running to a second worker."""
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=_production_env(ENGRAM_BROKER_VISIBILITY_TIMEOUT="600"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode != 0, result.stdout
+    assert "engram.W030" in result.stderr and "600 s is not above the task time limit (900 s)" in result.stderr
