@@ -97,7 +97,8 @@ def broker_visibility_check(app_configs: Sequence[AppConfig] | None, **_: Any) -
         Warning(
             f"ENGRAM_BROKER_VISIBILITY_TIMEOUT = {timeout} s is not above the task time limit "
             f"({settings.CELERY_TASK_TIME_LIMIT} s): a task still running is handed out again and runs twice.",
-            hint="Leave it unset (an hour) or set it above the time limit (docs/architecture.md, 'Sizing web and worker processes').",
+            hint="Leave it unset (an hour) or set it above the time limit "
+            "(docs/architecture.md, 'Sizing web and worker processes').",
             id="engram.W030",
         )
     ]
