@@ -8,7 +8,9 @@ import socket
 
 import psycopg
 import pytest
+from django.contrib.auth import get_user_model
 from django.db import close_old_connections, connection
+from django.test import Client
 
 from apps.conversations.models import Conversation, Message
 from apps.conversations.window import window_get, window_keys
@@ -171,9 +173,6 @@ def test_with_redis_stopped_sign_in_works_unthrottled(own_redis, settings):
     """Sign-in failures are counted in Redis (apps/tenants/login_throttle.py); a cache outage must not lock
     operators out of the admin: with Redis stopped, more failures than allowed lock nothing and the right
     password signs in."""
-    from django.contrib.auth import get_user_model
-    from django.test import Client
-
     user = get_user_model().objects.create_user(username="olga", password="correct horse battery staple")
     user.is_staff = user.is_superuser = True
     user.save()

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
+from django.db import connections
 
 from apps.conversations.models import Conversation, Message
 from apps.core.embeddings import memory_text
@@ -23,6 +25,7 @@ from apps.memories.lifecycle.deferred import (
 from apps.memories.lifecycle.session_flush import idle_conversations_flush
 from apps.memories.models import ConsolidationRun, ContextEvent, Memory, MemoryEntity, MemoryRevision
 from apps.memories.retrieval.search import memory_search
+from apps.memories.store.merging import burst_join
 from apps.memories.store.writing import context_mix
 from tests.factories import ContactFactory, MemoryFactory
 from tests.redis_keys import redis_clear, redis_keys
@@ -603,12 +606,6 @@ def test_two_joins_of_one_burst_at_once_write_one(tenant):
     """Two runs joining the same burst at once (the burst task and the conversation's consolidation): the
     parts are locked, and the run that gets them second finds them no longer current and writes nothing.
     Planted: without the current-parts check both write, and the first part gets two joins' revisions."""
-    import threading
-
-    from django.db import connections
-
-    from apps.memories.store.merging import burst_join
-
     contact = ContactFactory(tenant=tenant)
     parts = [
         MemoryFactory(tenant=tenant, contact=contact, memory_type="episode", content=text, source_message_ids=[mid])
