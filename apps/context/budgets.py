@@ -113,13 +113,15 @@ def budget_memories(
     def place(item: ScoredT, within: int) -> bool | None:
         """Placed (True), said already (dropped: None) or not within `within` tokens (False)."""
         nonlocal used
+        if len(selected) >= max_items:
+            return False  # full: no words to compare nor tokens to count (half a 40-candidate context's work)
         words = overlap.content_words(item.memory.content)
         if any(overlap.says_again(words, earlier) for earlier in said):
             return None
         memory = item.memory
         line = memory_line(memory.memory_type, memory.content, outdated=memory.outdated, role=memory.role)
         tokens = count_tokens(line)
-        if used + tokens > within or len(selected) >= max_items:
+        if used + tokens > within:
             return False
         selected.append(item)
         lines.append(line)

@@ -103,3 +103,19 @@ def test_the_query_s_matches_past_their_share_wait_behind_the_stage_s_and_take_w
     assert roomier.selected == [matches[0], matches[1], stage[0], stage[1], matches[2]]
     whole = budget_memories([*matches, *stage], budget=24, count_tokens=words, leading=4)  # no share: all theirs
     assert whole.selected == matches
+
+
+def test_once_the_lines_are_full_the_rest_are_dropped_without_counting_their_tokens():
+    counted: list[str] = []
+
+    def counting(text: str) -> int:
+        counted.append(text)
+        return words(text)
+
+    items = [
+        Scored(Line(f"m{number:02d}", "episode", f"Went to market {number}"), 1 - number / 100) for number in range(30)
+    ]
+    budgeted = budget_memories(items, budget=10_000, count_tokens=counting, max_items=20, leading=5)
+    assert [item.memory.pk for item in budgeted.selected] == [f"m{number:02d}" for number in range(20)]
+    assert {item.memory.pk for item in budgeted.dropped} == {f"m{number:02d}" for number in range(20, 30)}
+    assert len(counted) == 20  # a GET /context reads 40 candidates for at most 20 lines: half the work
