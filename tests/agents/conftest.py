@@ -1,6 +1,10 @@
 """The agents' doors (the SDK, the MCP server, the LangGraph store) driven against the stack `make run` starts:
 gunicorn, a Celery worker and beat from `manage.py runstack`, on a free port, on the test database and Redis.
-One stack serves the whole folder; each test commits its own tenant (transactional tests)."""
+One stack serves the whole folder; each test commits its own tenant (transactional tests).
+
+Beat runs here as in production: its periodic jobs change rows between two reads of a test (every 30 s the
+searches' accesses are folded into `access_count` and `accessed_at`). A test comparing two reads compares what no
+periodic job rewrites (test_mcp.py's body comparison failed CI once on that)."""
 
 from __future__ import annotations
 
