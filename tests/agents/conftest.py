@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from apps.memories.benchmarks.stack import running_stack
+from tests.context_blocks import memory_block
 from tests.factories import ApiKeyFactory, TenantFactory
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,12 +45,6 @@ def live_key(live_tenant) -> str:
 @pytest.fixture
 def other_live_key(transactional_db) -> str:
     return ApiKeyFactory(tenant=TenantFactory()).plaintext
-
-
-def memory_block(context_text: str) -> str:
-    """The lines of a context's `<memory>` block (empty when it has none)."""
-    _, opened, rest = context_text.partition("<memory>\n")
-    return rest.partition("</memory>")[0] if opened else ""
 
 
 def recalls_the_dog(context_text: str) -> bool:

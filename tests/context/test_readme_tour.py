@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import pytest
 
+from tests.context_blocks import memory_block
+
 pytestmark = pytest.mark.django_db
 
 CONTACT = "wa:+91-98"
 
 
 def memory_lines(context_text: str) -> list[str]:
-    block = context_text.partition("<memory>\n")[2].partition("</memory>")[0]
-    return [line for line in block.splitlines() if line]
+    return memory_block(context_text).splitlines()
 
 
 def ingest(api, message: str) -> dict:
