@@ -85,5 +85,6 @@ def test_the_command_says_what_is_wrong_with_its_input(tmp_path):
         call_command("bench_compare", str(good), str(other))
     with pytest.raises(CommandError, match="not a details line"):
         call_command("bench_compare", str(broken), str(good))
-    with pytest.raises(CommandError, match="--k"):
-        call_command("bench_compare", str(good), str(good), k=0)
+    for k in (0, 26):  # a details line keeps a question's first 25 turns
+        with pytest.raises(CommandError, match="--k must be between 1 and 25"):
+            call_command("bench_compare", str(good), str(good), k=k)

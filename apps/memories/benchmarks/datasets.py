@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 KS = (5, 10, 25)
+DETAIL_DEPTH = max(KS)  # the turns a `--details` line keeps of each question's ranking
 METRICS = ("R", "any", "all")
 
 
@@ -152,13 +153,14 @@ def ranked_turns(sources_per_result: Iterable[Sequence[str]]) -> list[str]:
 
 
 def detail(question: Question, ranked: Sequence[str]) -> dict[str, Any]:
-    """One question's line of a `--details` file: what was asked, its evidence and the first 25 turns returned."""
+    """One question's line of a `--details` file: what was asked, its evidence and the first DETAIL_DEPTH turns
+    returned."""
     return {
         "conversation": question.conversation,
         "question": question.text,
         "category": question.category,
         "evidence": list(question.evidence),
-        "ranked": list(ranked[:25]),
+        "ranked": list(ranked[:DETAIL_DEPTH]),
     }
 
 

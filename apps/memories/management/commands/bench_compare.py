@@ -15,7 +15,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from apps.memories.benchmarks import compare
+from apps.memories.benchmarks import compare, datasets
 
 
 class Command(BaseCommand):
@@ -25,11 +25,11 @@ class Command(BaseCommand):
         parser.add_argument("before", help="a `bench_retrieval --details` JSON file: the run before the change")
         parser.add_argument("after", help="the same for the run after it")
         parser.add_argument("--phase", help="only this phase (fresh, settled, in_process, …)")
-        parser.add_argument("--k", type=int, default=10, help="the cut-off (default 10)")
+        parser.add_argument("--k", type=int, default=10, help="the cut-off (default 10; at most 25)")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        if options["k"] < 1:
-            raise CommandError("--k must be at least 1")
+        if not 1 <= options["k"] <= datasets.DETAIL_DEPTH:
+            raise CommandError(f"--k must be between 1 and {datasets.DETAIL_DEPTH} (what a details line keeps)")
         before, after = self._read(options["before"]), self._read(options["after"])
         printed = 0
         for name, phases in before.items():
