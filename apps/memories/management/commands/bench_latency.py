@@ -183,8 +183,8 @@ class Command(DatabaseCommand):
                     self._own_indexes()
                     self._worker_idle()
                     self._settle(tenant, [heavy.pk, None, *typical])
-                    self._check_context(get_context)
-                    with as_in_production():
+                    with as_in_production():  # the check too: in process, the test client's host is "testserver"
+                        self._check_context(get_context)
                         context = self._measure(
                             options["requests"],
                             get_context,
