@@ -38,6 +38,21 @@ def warm_read_path() -> None:
 warm_read_path()
 
 
+def warm_embedder() -> bool:
+    """Load the local query embedder in a worker before it serves its first request. ONNX Runtime's session is
+    not fork-safe, so it is built after the fork, not in the preloading master — and until now by each worker's
+    first search, which paid the model's load and first run: ~0.3 s on a quiet machine, 3 s beside a worker
+    consolidating a conversation just ingested (docs/benchmarks.md, "Session 61"). A remote embedder (OpenAI) is
+    not called here (False). gunicorn runs it in each worker once the application is loaded (`config/gunicorn.py`)."""
+    from apps.core.embeddings import LocalOnnxEmbedder, get_embedder
+
+    inner = get_embedder().inner
+    if not isinstance(inner, LocalOnnxEmbedder):
+        return False
+    inner.embed_batch(["warm up"])  # the inner embedder: no cache entry written
+    return True
+
+
 def freeze_startup_objects() -> int:
     """Import every view now (Django imports the URLconf lazily, on the first request), then move what
     start-up allocated (~185k objects: modules, classes, functions) out of the collector's reach. Each

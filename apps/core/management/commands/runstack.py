@@ -34,6 +34,8 @@ from django.core.management.base import BaseCommand, CommandError
 from apps.core import embeddings
 from config import embedded
 
+# each worker of a pool loads the query embedder before its first request (config/gunicorn.py)
+POOL_HOOKS = ["--config=python:config.gunicorn"]
 # gunicorn's access log (-v 2) without the query string: GET /context's `query` is the user's message
 ACCESS_LOG_FORMAT = '%(h)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(B)s %(M)sms'
 
@@ -208,7 +210,7 @@ class Command(BaseCommand):
         launches: dict[str, tuple[list[str], dict[str, str], int]] = {}  # name: (command, environment, niceness)
         if options["pools"] == "split":
             sockets = self._pool_sockets(options["port"])
-            pool = [*gunicorn, "config.wsgi:application", "--preload", "--proxy-protocol=v1"]
+            pool = [*gunicorn, *POOL_HOOKS, "config.wsgi:application", "--preload", "--proxy-protocol=v1"]
             launches["reads"] = (
                 [*pool, f"--workers={options['read_workers']}", f"--bind=unix:{sockets['read']}"],
                 web_env,
@@ -242,6 +244,7 @@ class Command(BaseCommand):
             launches["web"] = (
                 [
                     *gunicorn,
+                    *POOL_HOOKS,
                     "config.wsgi:application",
                     "--preload",
                     f"--workers={options['web_workers']}",
