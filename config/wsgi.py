@@ -26,13 +26,17 @@ refuse_debug()
 
 def warm_read_path() -> None:
     """Load now what the first request of each worker would otherwise load: dateparser's language data for
-    the question's time expressions (~0.2 s; `time_window.warm`) and the gazetteer ingest indexes places with
-    (~0.4 s; `places.warm`). Under gunicorn --preload the master pays it once and every worker inherits it."""
+    the question's time expressions (~0.2 s; `time_window.warm`), the gazetteer ingest indexes places with
+    (~0.4 s; `places.warm`) and the tiktoken encoding every context's lines are counted with (~0.1 s, ~0.25 s
+    in a worker's first GET /context beside others: `tokens.get_encoding`; docs/benchmarks.md, "Session 61").
+    Under gunicorn --preload the master pays it once and every worker inherits it."""
+    from apps.core import tokens
     from apps.memories.extraction import places
     from apps.memories.retrieval.signals import time_window
 
     time_window.warm()
     places.warm()
+    tokens.get_encoding()
 
 
 warm_read_path()

@@ -14,7 +14,13 @@ PROBE = """
 import gc, sys
 import config.wsgi
 from dateparser.languages.loader import default_loader
-print(gc.get_freeze_count(), "apps.memories.retrieval.apis" in sys.modules, "en" in default_loader._loaded_languages)
+from apps.core import tokens
+print(
+    gc.get_freeze_count(),
+    "apps.memories.retrieval.apis" in sys.modules,
+    "en" in default_loader._loaded_languages,
+    tokens._encoding is not None,
+)
 """
 
 
@@ -43,9 +49,11 @@ def test_importing_the_wsgi_module_imports_the_views_warms_the_read_path_and_fre
     completed = subprocess.run(
         [sys.executable, "-c", PROBE], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=True
     )
-    frozen, views_imported, english_loaded = completed.stdout.split()
+    frozen, views_imported, english_loaded, encoding_loaded = completed.stdout.split()
     # Django, DRF and every app: well over 50k objects that a full collection no longer walks
     assert int(frozen) > 50_000
     assert views_imported == "True"
     # dateparser's English data loaded at start-up, not by the first request that names a date (~0.2 s)
     assert english_loaded == "True"
+    # and the tiktoken encoding a context's lines are counted with (~0.1 s in a worker's first GET /context)
+    assert encoding_loaded == "True"
