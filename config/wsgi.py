@@ -44,8 +44,8 @@ warm_read_path()
 
 def warm_embedder() -> bool:
     """Load the local query embedder in a worker before it serves its first request. ONNX Runtime's session is
-    not fork-safe, so it is built after the fork, not in the preloading master — and until now by each worker's
-    first search, which paid the model's load and first run: ~0.3 s on a quiet machine, 3 s beside a worker
+    not fork-safe, so it is built after the fork, not in the preloading master; left to each worker's first
+    search, the model's load and first run cost that search ~0.3 s on a quiet machine and 3 s beside a worker
     consolidating a conversation just ingested (docs/benchmarks.md, "Session 61"). A remote embedder (OpenAI) is
     not called here (False). gunicorn runs it in each worker once the application is loaded (`config/gunicorn.py`)."""
     from apps.core.embeddings import LocalOnnxEmbedder, get_embedder
