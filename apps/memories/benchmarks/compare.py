@@ -24,7 +24,7 @@ from typing import Any
 from apps.memories.benchmarks import datasets, locomo
 
 # a set's metric by the name its details carry (`bench_retrieval`'s datasets); any other: R
-METRICS = {"BEAM": "any"}
+METRIC_OF = {"BEAM": "any"}
 SPLITS = {"LoCoMo": {"tune half": locomo.TUNE_HALF, "report half": locomo.REPORT_HALF}}
 
 
@@ -74,13 +74,7 @@ def parse(lines: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str, int], Aske
 
 
 def score(asked: Asked, *, metric: str, k: int) -> float:
-    """The question's R@k (the share of its evidence in the top k), any@k or all@k."""
-    fraction = datasets.recall_at(asked.ranked, asked.evidence, k)
-    if metric == "any":
-        return 1.0 if fraction > 0 else 0.0
-    if metric == "all":
-        return 1.0 if fraction >= 1.0 else 0.0
-    return fraction
+    return datasets.metric_at(asked.ranked, asked.evidence, metric, k)
 
 
 def first_rank(asked: Asked) -> int | None:
@@ -127,7 +121,7 @@ def table(
     """{group: rows (a category each, then "overall")} for one dataset's phase in two runs; `name` is the
     details' dataset key ("LoCoMo session", "BEAM session"): it picks the metric and the splits."""
     prefix = name.split(" ", 1)[0]
-    metric = METRICS.get(prefix, "R")
+    metric = METRIC_OF.get(prefix, "R")
     old, new = parse(before), parse(after)
     shared = [key for key in old if key in new]
     groups: dict[str, frozenset[str] | None] = {"all": None, **SPLITS.get(prefix, {})}
@@ -146,7 +140,7 @@ def table(
 
 
 def render(name: str, phase: str, groups: Mapping[str, Sequence[Row]], *, k: int) -> str:
-    metric = METRICS.get(name.split(" ", 1)[0], "R")
+    metric = METRIC_OF.get(name.split(" ", 1)[0], "R")
     lines = [
         f"{name} · {phase}: {metric}@{k} before → after; questions won / lost at {k}; first evidence up / down "
         f"(within the top {k} in either run); MRR@{k} of the first evidence"

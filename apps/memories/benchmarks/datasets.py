@@ -171,15 +171,19 @@ def recall_at(ranked: Sequence[str], evidence: Sequence[str], k: int) -> float:
     return sum(1 for item in evidence if item in top) / len(evidence)
 
 
+def metric_at(ranked: Sequence[str], evidence: Sequence[str], metric: str, k: int) -> float:
+    """One question's R@k (the share of its evidence in the top k), any@k or all@k (METRICS)."""
+    fraction = recall_at(ranked, evidence, k)
+    if metric == "any":
+        return 1.0 if not evidence or fraction > 0 else 0.0
+    if metric == "all":
+        return 1.0 if fraction >= 1.0 else 0.0
+    return fraction
+
+
 def question_scores(ranked: Sequence[str], evidence: Sequence[str]) -> dict[str, float]:
     """{"R@5": …, "any@5": …, "all@5": …, …} for one question."""
-    scores: dict[str, float] = {}
-    for k in KS:
-        fraction = recall_at(ranked, evidence, k)
-        scores[f"R@{k}"] = fraction
-        scores[f"any@{k}"] = 1.0 if not evidence or fraction > 0 else 0.0
-        scores[f"all@{k}"] = 1.0 if fraction >= 1.0 else 0.0
-    return scores
+    return {f"{metric}@{k}": metric_at(ranked, evidence, metric, k) for k in KS for metric in METRICS}
 
 
 @dataclass
