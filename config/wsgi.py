@@ -57,6 +57,26 @@ def warm_embedder() -> bool:
     return True
 
 
+def warm_database() -> bool:
+    """Open this worker's database connection and run the read path's statements on it once
+    (apps.context.services.read_path_warm_up), so that its first request does not pay a new PostgreSQL backend's
+    catalog reads and first plans (~10-15 ms; docs/benchmarks.md, "Session 62"). Not in the preloading master: a
+    connection must not be shared by the forked workers. It only saves time: whatever makes it fail (a database
+    that cannot be reached now) is no reason for the worker not to start — gunicorn stops when a worker cannot
+    boot. Its first request then connects as it always did (False, logged with the error)."""
+    import logging
+
+    from apps.context.services import read_path_warm_up
+
+    try:
+        read_path_warm_up()
+    except Exception:
+        logger = logging.getLogger(__name__)
+        logger.warning("The read path's warm-up failed; the worker starts without it", exc_info=True)
+        return False
+    return True
+
+
 def freeze_startup_objects() -> int:
     """Import every view now (Django imports the URLconf lazily, on the first request), then move what
     start-up allocated (~185k objects: modules, classes, functions) out of the collector's reach. Each

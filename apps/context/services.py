@@ -8,20 +8,29 @@ scanned for crisis language first.
 from __future__ import annotations
 
 import json
+import uuid
+from contextlib import suppress
 from datetime import datetime
 from typing import Any
 
 from django.utils import timezone
 
+from apps.contacts.intelligence.stages import STAGE_DENSITY
+from apps.contacts.models import Contact
 from apps.contacts.selectors import contact_state_snapshot, joined_one_to_one
 from apps.contacts.services import contact_crisis_report
 from apps.context.contact import context_assemble
 from apps.context.fences import inline
+from apps.context.selectors import contact_with_state_and_profile
 from apps.conversations.models import Conversation
+from apps.core.exceptions import NotFound
+from apps.core.tenancy import tenant_scope
 from apps.core.timing import phase
 from apps.memories.models import MemoryProfile
 from apps.memories.retrieval.access import access_record
+from apps.memories.retrieval.search import memory_entities, memory_search
 from apps.tenants.models import Tenant
+from apps.tenants.selectors import api_key_resolve
 
 
 def profile_block(profile: MemoryProfile | None) -> str:
@@ -157,3 +166,34 @@ def brain_context_payload(
         "total_tokens": payload.total_tokens,
         "overflow_actions": payload.overflow_actions,
     }
+
+
+# A tenant and a contact that never exist (version-5 ids: tenants and contacts are given version-4 ones), which the
+# read path is run against when a web worker starts (`read_path_warm_up`)
+WARM_UP_TENANT_ID = uuid.uuid5(uuid.NAMESPACE_URL, "engram:read-path-warm-up")
+WARM_UP_CONTACT_ID = uuid.uuid5(uuid.NAMESPACE_URL, "engram:read-path-warm-up:contact")
+WARM_UP_QUERY = "what did we talk about last time"
+
+
+def read_path_warm_up() -> None:
+    """Run the statements of an API key's lookup, GET /context (one search per stage's shape of context, the
+    entities of its memories) and a brain search once on this process's database connection, bound to a tenant
+    that does not exist: row-level security shows them nothing, and nothing is written but the warm-up query's
+    embedding in the cache (one entry, in that tenant's scope). A new PostgreSQL backend reads the catalog of
+    every table, index and policy a statement touches, and each prepared statement is planned at its first run
+    on the connection: left to the first request of a web worker (or of each connection, which CONN_MAX_AGE
+    renews), that request paid ~10-15 ms more (docs/benchmarks.md, "Session 62"). gunicorn runs it in each
+    worker before its first request (config/gunicorn.py)."""
+    tenant = Tenant(id=WARM_UP_TENANT_ID, slug="read-path-warm-up", settings={})
+    contact = Contact(id=WARM_UP_CONTACT_ID, tenant=tenant, external_id="read-path-warm-up")
+    api_key_resolve(plaintext="eng_warmup_not-a-key")
+    with tenant_scope(tenant.pk):
+        with suppress(NotFound):
+            contact_with_state_and_profile(tenant=tenant, external_id=contact.external_id)
+        for stage, density in STAGE_DENSITY.items():
+            if density.memory_types or density.last_topic_only:
+                context_assemble(
+                    tenant=tenant, contact=contact, query=WARM_UP_QUERY, state={"relationship_stage": stage}
+                )
+        memory_entities(memory_ids=[WARM_UP_CONTACT_ID])  # the context's entities: none are found to read them for
+        memory_search(tenant=tenant, contact=None, query=WARM_UP_QUERY)

@@ -104,7 +104,10 @@ def database_config(url: str) -> dict[str, Any]:
         raise ImproperlyConfigured("ENGRAM_TENANT_SCOPE_DEFAULT must be 'all' or 'none'")
     hnsw += f" -c app.tenant_id={scope}"
     options["options"] = f"{options['options']} {hnsw}" if options.get("options") else hnsw
-    config["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=60)
+    # a connection is kept ten minutes: each new one makes its first request pay a backend's catalog reads and
+    # first plans (~10-15 ms). Renewed every minute, at one GET /context a second over three read workers 13-32 of
+    # 240 requests paid it (docs/benchmarks.md, "Session 62"); the web workers warm their first one (config/gunicorn.py)
+    config["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=600)
     config["CONN_HEALTH_CHECKS"] = True
     return config
 
