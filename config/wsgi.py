@@ -65,6 +65,9 @@ def warm_database() -> bool:
     that cannot be reached now) is no reason for the worker not to start — gunicorn stops when a worker cannot
     boot. Its first request then connects as it always did (False, logged with the error)."""
     import logging
+    from contextlib import suppress
+
+    from django.db import connection
 
     from apps.context.services import read_path_warm_up
 
@@ -73,6 +76,8 @@ def warm_database() -> bool:
     except Exception:
         logger = logging.getLogger(__name__)
         logger.warning("The read path's warm-up failed; the worker starts without it", exc_info=True)
+        with suppress(Exception):
+            connection.close()  # whatever state the failure left it in: the first request opens its own
         return False
     return True
 
