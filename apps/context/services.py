@@ -168,10 +168,11 @@ def brain_context_payload(
     }
 
 
-# A tenant and a contact that never exist (version-5 ids: tenants and contacts are given version-4 ones), which the
-# read path is run against when a web worker starts (`read_path_warm_up`)
+# A tenant, a contact and a memory that never exist (version-5 ids: rows are given version-4 ones), which the read
+# path is run against when a web worker starts (`read_path_warm_up`)
 WARM_UP_TENANT_ID = uuid.uuid5(uuid.NAMESPACE_URL, "engram:read-path-warm-up")
 WARM_UP_CONTACT_ID = uuid.uuid5(uuid.NAMESPACE_URL, "engram:read-path-warm-up:contact")
+WARM_UP_MEMORY_ID = uuid.uuid5(uuid.NAMESPACE_URL, "engram:read-path-warm-up:memory")
 WARM_UP_QUERY = "what did we talk about last time"
 
 
@@ -195,5 +196,5 @@ def read_path_warm_up() -> None:
                 context_assemble(
                     tenant=tenant, contact=contact, query=WARM_UP_QUERY, state={"relationship_stage": stage}
                 )
-        memory_entities(memory_ids=[WARM_UP_CONTACT_ID])  # the context's entities: none are found to read them for
+        memory_entities(memory_ids=[WARM_UP_MEMORY_ID])  # the context's entities: none are found to read them for
         memory_search(tenant=tenant, contact=None, query=WARM_UP_QUERY)
